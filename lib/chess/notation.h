@@ -1,0 +1,29 @@
+// Move notation: UCI (e2e4, e7e8q, e1g1) and SAN (Nf3, exd5, O-O, e8=Q+).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "chess/movegen.h"
+
+namespace legalnet::chess {
+
+// UCI long algebraic notation; castling is the king's move (e1g1).
+std::string to_uci(Move m);
+// Parses UCI notation and returns the legal move it names; throws legalnet::Error otherwise.
+Move parse_uci(const Position& pos, std::string_view text);
+
+// Appends the SAN of a legal move without its check suffix; `legal` holds the legal moves of
+// pos, used for disambiguation. Callers that play the move anyway add '+' or '#' themselves.
+void append_san_body(const Position& pos, Move m, const MoveList& legal, std::string& out);
+// The full SAN of a legal move, with '+' or '#'. pos is restored before returning.
+std::string to_san(Position& pos, Move m);
+
+// Parses SAN and returns the legal move it names. Lenient as real PGN requires: accepts
+// 0-0 for O-O, e8Q and e8(Q) for e8=Q, a missing or wrong '+'/'#'/'x', trailing !? marks and
+// long forms such as Ng1f3 or e2e4. Throws legalnet::Error for an unparseable, illegal or
+// ambiguous move, saying which.
+Move parse_san(const Position& pos, std::string_view text);
+Move parse_san(const Position& pos, std::string_view text, const MoveList& legal);
+
+}  // namespace legalnet::chess
