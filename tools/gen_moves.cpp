@@ -1,21 +1,55 @@
 // gen_moves: random legal games as PGN, and perft for checking the move generator.
-#include <fmt/core.h>
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
 
 #include "chess/notation.h"
 #include "chess/perft.h"
+#include "games/gen_moves.h"
 #include "util/error.h"
 #include "util/version.h"
 
+namespace {
+
+int run_perft(const std::string& fen, int depth) {
+  using namespace legalnet::chess;
+  Position pos(fen == "startpos" ? START_FEN : std::string_view(fen));
+  uint64_t total = 0;
+  for (const auto& [move, nodes] : perft_divide(pos, depth)) {
+    fmt::print("{}: {}\n", to_uci(move), nodes);
+    total += nodes;
+  }
+  fmt::print("\nNodes searched: {}\n", total);
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace legalnet;
-  CLI::App app{"gen_moves: plays random legal chess games and writes them as PGN"};
+  CLI::App app{
+      "gen_moves: plays random legal chess games (each move uniform among the legal moves) and writes them as PGN.\n"
+      "Games end by python-chess's is_game_over() rules. The same --seed gives byte-identical output for any\n"
+      "--threads; shard K of M holds the contiguous block of games [K*N/M, (K+1)*N/M)."};
   app.set_version_flag("--version", std::string("gen_moves ") + VERSION + " (" + GIT_DESCRIBE + ")");
+
+  GenMovesOptions opt;
+  app.add_option("--games,-n", opt.games, "Number of games in the whole run")->capture_default_str();
+  app.add_option("--seed,-s", opt.seed, "Random seed")->capture_default_str();
+  app.add_option("--out,-o", opt.out, "Output PGN ('-' for stdout; .gz or .zst compress)")->capture_default_str();
+  app.add_option("--threads,-t", opt.threads, "Worker threads")->capture_default_str()->check(CLI::Range(1, 1024));
+  app.add_option("--start-fen", opt.start_fen, "Start every game from this FEN instead of the start position");
+  app.add_option("--max-plies", opt.max_plies, "Stop a game after this many plies (Result '*'); 0: no limit")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  auto* shard = app.add_option("--shard", opt.shard, "Make only shard K (0-based) of --num-shards; default from "
+                                                     "SLURM_ARRAY_TASK_ID when SLURM_ARRAY_TASK_COUNT is set");
+  app.add_option("--num-shards", opt.num_shards, "Number of shards")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_flag("--quiet,-q", opt.quiet, "No progress line and no summary");
+  app.add_option("--stats-json", opt.stats_json, "Also write the summary as JSON to this file");
 
   std::string fen = "startpos";
   int depth = 1;
-  auto* perft_cmd =
-      app.add_subcommand("perft", "Count leaf nodes of the legal move tree (Stockfish 'go perft' format)");
+  auto* perft_cmd = app.add_subcommand("perft", "Count the leaves of the legal move tree, in Stockfish's 'go perft' format");
   perft_cmd->add_option("--fen", fen, "Position as FEN, or 'startpos'")->capture_default_str();
   perft_cmd->add_option("--depth", depth, "Depth in plies")->required()->check(CLI::Range(1, 20));
 
@@ -25,19 +59,12 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    if (*perft_cmd) {
-      chess::Position pos(fen == "startpos" ? chess::START_FEN : std::string_view(fen));
-      uint64_t total = 0;
-      for (const auto& [move, nodes] : chess::perft_divide(pos, depth)) {
-        fmt::print("{}: {}\n", chess::to_uci(move), nodes);
-        total += nodes;
-      }
-      fmt::print("\nNodes searched: {}\n", total);
-      return 0;
-    }
+    if (*perft_cmd) return run_perft(fen, depth);
+    apply_slurm_array_shard(opt, shard->count() > 0);
+    run_gen_moves(opt);
+    return 0;
   } catch (const Error& e) {
     fmt::print(stderr, "gen_moves: {}\n", e.what());
     return 1;
   }
-  return 0;
 }

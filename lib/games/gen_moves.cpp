@@ -1,0 +1,237 @@
+#include "games/gen_moves.h"
+
+#include <fmt/core.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "games/random_game.h"
+#include "pgn/pgn_writer.h"
+#include "util/error.h"
+#include "util/files.h"
+#include "util/progress.h"
+#include "util/version.h"
+
+namespace legalnet {
+namespace {
+
+constexpr int MAX_PLIES_INDEX = chess::TERMINATION_NB;
+constexpr uint64_t GAMES_PER_BATCH = 64;
+
+std::string termination_tag(const GameRecord& g) {
+  return g.termination == chess::Termination::NONE ? "max plies" : std::string(chess::termination_name(g.termination));
+}
+
+// Plays games [first, last) and returns their PGN text and statistics.
+void play_batch(const GenMovesOptions& options, const chess::Position& start, uint64_t first, uint64_t last,
+                std::string& text, GenMovesStats& stats) {
+  PgnTags tags;
+  for (uint64_t index = first; index < last; ++index) {
+    GameRng rng(options.seed, index);
+    GameRecord game = play_random_game(start, rng, options.max_plies);
+    const std::string result(chess::result_string(game.termination, game.final_side_to_move));
+    tags.assign({{"Event", "legalnet random game"},
+                 {"Site", "legalnet gen_moves"},
+                 {"Date", "????.??.??"},
+                 {"Round", std::to_string(index)},
+                 {"White", "random"},
+                 {"Black", "random"},
+                 {"Result", result},
+                 {"Termination", termination_tag(game)},
+                 {"Seed", std::to_string(options.seed)},
+                 {"PlyCount", std::to_string(game.moves.size())}});
+    if (!options.start_fen.empty()) {
+      tags.emplace_back("SetUp", "1");
+      tags.emplace_back("FEN", start.fen());
+    }
+    append_pgn_game(start, game.moves, tags, text);
+    ++stats.games;
+    stats.plies += game.moves.size();
+    ++stats.endings[game.termination == chess::Termination::NONE ? MAX_PLIES_INDEX : int(game.termination)];
+  }
+}
+
+void write_stats_json(const GenMovesOptions& options, const GenMovesStats& stats, const GameRange& range) {
+  nlohmann::ordered_json j;
+  j["tool"] = "gen_moves";
+  j["version"] = VERSION;
+  j["seed"] = options.seed;
+  j["games_in_run"] = options.games;
+  j["shard"] = options.shard;
+  j["num_shards"] = options.num_shards;
+  j["first_game"] = range.first;
+  j["games"] = stats.games;
+  j["plies"] = stats.plies;
+  j["mean_plies"] = stats.games ? double(stats.plies) / double(stats.games) : 0.0;
+  nlohmann::ordered_json endings;
+  for (int i = 1; i <= MAX_PLIES_INDEX; ++i) endings[std::string(ending_name(i))] = stats.endings[i];
+  j["endings"] = endings;
+  j["seconds"] = stats.seconds;
+  j["games_per_second"] = stats.seconds > 0 ? double(stats.games) / stats.seconds : 0.0;
+  j["plies_per_second"] = stats.seconds > 0 ? double(stats.plies) / stats.seconds : 0.0;
+  OutputFile out(options.stats_json);
+  out.write(j.dump(2) + "\n");
+  out.commit();
+}
+
+void print_summary(const GenMovesStats& s) {
+  const double secs = std::max(s.seconds, 1e-9);
+  fmt::print(stderr, "gen_moves: {} games, {} plies, {:.1f} plies/game, {:.2f} s, {} games/s, {} plies/s\n", s.games,
+             s.plies, s.games ? double(s.plies) / double(s.games) : 0.0, s.seconds, human_count(double(s.games) / secs),
+             human_count(double(s.plies) / secs));
+  for (int i = 1; i <= MAX_PLIES_INDEX; ++i) {
+    if (!s.endings[i]) continue;
+    fmt::print(stderr, "  {:<24} {:>10} {:6.2f}%\n", ending_name(i), s.endings[i],
+               100.0 * double(s.endings[i]) / double(std::max<uint64_t>(s.games, 1)));
+  }
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < 0 || x > 1000000) throw Error(std::string("environment variable ") + name + "='" + v + "' is not a count");
+  return int(x);
+}
+
+}  // namespace
+
+std::string_view ending_name(int i) {
+  return i == MAX_PLIES_INDEX ? std::string_view("max plies") : chess::termination_name(chess::Termination(i));
+}
+
+void GenMovesStats::add(const GenMovesStats& other) {
+  games += other.games;
+  plies += other.plies;
+  for (size_t i = 0; i < endings.size(); ++i) endings[i] += other.endings[i];
+}
+
+GameRange shard_range(uint64_t games, int shard, int num_shards) {
+  const auto m = uint64_t(num_shards), k = uint64_t(shard);
+  // 128-bit products: games * k overflows 64 bits only for absurd runs, but be exact anyway.
+  const auto first = uint64_t((unsigned __int128)games * k / m);
+  const auto last = uint64_t((unsigned __int128)games * (k + 1) / m);
+  return {first, last};
+}
+
+void apply_slurm_array_shard(GenMovesOptions& options, bool shard_given) {
+  if (shard_given) return;
+  const int count = env_int("SLURM_ARRAY_TASK_COUNT", 0);
+  if (count == 0) return;
+  const int id = env_int("SLURM_ARRAY_TASK_ID", -1);
+  const int min = env_int("SLURM_ARRAY_TASK_MIN", 0);
+  if (id < min || id - min >= count)
+    throw Error(fmt::format("SLURM_ARRAY_TASK_ID={} is outside the array (min {}, count {}): submit with --array=0-{}", id,
+                            min, count, count - 1));
+  options.shard = id - min;
+  options.num_shards = count;
+}
+
+GenMovesStats run_gen_moves(const GenMovesOptions& options) {
+  if (options.num_shards < 1) throw Error("--num-shards must be at least 1");
+  if (options.shard < 0 || options.shard >= options.num_shards)
+    throw Error(fmt::format("--shard {} is not in 0..{}", options.shard, options.num_shards - 1));
+  if (options.threads < 1) throw Error("--threads must be at least 1");
+  if (options.max_plies < 0) throw Error("--max-plies must not be negative");
+  const chess::Position start =
+      options.start_fen.empty() ? chess::Position() : chess::Position(std::string_view(options.start_fen));
+
+  const GameRange range = shard_range(options.games, options.shard, options.num_shards);
+  const uint64_t count = range.last - range.first;
+  const uint64_t batches = (count + GAMES_PER_BATCH - 1) / GAMES_PER_BATCH;
+  OutputFile out(options.out);
+  Progress progress("games", count, !options.quiet && stderr_is_terminal());
+
+  // Workers fill batches in any order; this thread writes them in order. A window of slots
+  // bounds how far workers may run ahead of the writer (and so the memory held).
+  struct Slot {
+    std::string text;
+    GenMovesStats stats;
+    bool ready = false;
+  };
+  const uint64_t window = uint64_t(options.threads) * 4;
+  std::vector<Slot> slots(window);
+  std::mutex mutex;
+  std::condition_variable changed;
+  uint64_t next_batch = 0, written = 0;
+  std::exception_ptr failure;
+  bool stop = false;
+
+  auto worker = [&] {
+    for (;;) {
+      uint64_t batch;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return stop || next_batch >= batches || next_batch < written + window; });
+        if (stop || next_batch >= batches) return;
+        batch = next_batch++;
+      }
+      std::string text;
+      GenMovesStats stats;
+      try {
+        const uint64_t first = range.first + batch * GAMES_PER_BATCH;
+        play_batch(options, start, first, std::min(first + GAMES_PER_BATCH, range.last), text, stats);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!failure) failure = std::current_exception();
+        stop = true;
+        changed.notify_all();
+        return;
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      Slot& slot = slots[batch % window];
+      slot.text = std::move(text);
+      slot.stats = stats;
+      slot.ready = true;
+      changed.notify_all();
+    }
+  };
+
+  std::vector<std::thread> workers;
+  for (int i = 0; i < options.threads; ++i) workers.emplace_back(worker);
+
+  GenMovesStats total;
+  try {
+    while (written < batches) {
+      std::string text;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        Slot& slot = slots[written % window];
+        changed.wait(lock, [&] { return slot.ready || stop; });
+        if (stop) break;
+        text = std::move(slot.text);
+        total.add(slot.stats);
+        slot = Slot{};
+      }
+      out.write(text);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++written;
+        changed.notify_all();
+      }
+      progress.update(total.games);
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!failure) failure = std::current_exception();
+    stop = true;
+    changed.notify_all();
+  }
+  for (auto& t : workers) t.join();
+  if (failure) std::rethrow_exception(failure);
+
+  out.commit();
+  progress.finish();
+  total.seconds = progress.elapsed_seconds();
+  if (!options.quiet) print_summary(total);
+  if (!options.stats_json.empty()) write_stats_json(options, total, range);
+  return total;
+}
+
+}  // namespace legalnet
