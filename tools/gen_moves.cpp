@@ -1,6 +1,6 @@
 // gen_moves: random legal games as PGN, and perft for checking the move generator.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <CLI/CLI.hpp>
 
 #include "chess/notation.h"
 #include "chess/perft.h"
@@ -41,15 +41,17 @@ int main(int argc, char** argv) {
   app.add_option("--max-plies", opt.max_plies, "Stop a game after this many plies (Result '*'); 0: no limit")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
-  auto* shard = app.add_option("--shard", opt.shard, "Make only shard K (0-based) of --num-shards; default from "
-                                                     "SLURM_ARRAY_TASK_ID when SLURM_ARRAY_TASK_COUNT is set");
+  auto* shard = app.add_option("--shard", opt.shard,
+                               "Make only shard K (0-based) of --num-shards; default from "
+                               "SLURM_ARRAY_TASK_ID when SLURM_ARRAY_TASK_COUNT is set");
   app.add_option("--num-shards", opt.num_shards, "Number of shards")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_flag("--quiet,-q", opt.quiet, "No progress line and no summary");
   app.add_option("--stats-json", opt.stats_json, "Also write the summary as JSON to this file");
 
   std::string fen = "startpos";
   int depth = 1;
-  auto* perft_cmd = app.add_subcommand("perft", "Count the leaves of the legal move tree, in Stockfish's 'go perft' format");
+  auto* perft_cmd =
+      app.add_subcommand("perft", "Count the leaves of the legal move tree, in Stockfish's 'go perft' format");
   perft_cmd->add_option("--fen", fen, "Position as FEN, or 'startpos'")->capture_default_str();
   perft_cmd->add_option("--depth", depth, "Depth in plies")->required()->check(CLI::Range(1, 20));
 

@@ -75,6 +75,10 @@ std::vector<std::string_view> split_fields(std::string_view s) {
   throw Error("FEN field " + std::to_string(field) + ": " + what);
 }
 
+[[noreturn]] void fen_rank_error(int rank, const std::string& what) {
+  throw Error("FEN field 1, rank " + std::to_string(rank + 1) + ": " + what);
+}
+
 int parse_counter(std::string_view text, int field, const char* name) {
   if (text.empty() || text.size() > 6)
     fen_error(field, std::string(name) + " '" + std::string(text) + "' is not a number");
@@ -140,20 +144,19 @@ void Position::set_fen(std::string_view fen) {
   int rank = 7, file = 0;
   for (size_t i = 0; i <= fields[0].size(); ++i) {
     const char c = i < fields[0].size() ? fields[0][i] : '/';
-    const std::string where = "rank " + std::to_string(rank + 1);
     if (c == '/') {
-      if (file != 8) fen_error(1, where + ": " + std::to_string(file) + " squares");
+      if (file != 8) fen_rank_error(rank, std::to_string(file) + " squares");
       if (i == fields[0].size()) break;
       if (--rank < 0) fen_error(1, "more than 8 ranks");
       file = 0;
     } else if (c >= '1' && c <= '8') {
       file += c - '0';
-      if (file > 8) fen_error(1, where + ": " + std::to_string(file) + " squares");
+      if (file > 8) fen_rank_error(rank, std::to_string(file) + " squares");
     } else {
       const size_t idx = PIECE_CHARS.find(c);
       if (c == ' ' || idx == std::string_view::npos)
-        fen_error(1, where + ": bad piece letter '" + std::string(1, c) + "'");
-      if (file >= 8) fen_error(1, where + ": " + std::to_string(file + 1) + " squares");
+        fen_rank_error(rank, "bad piece letter '" + std::string(1, c) + "'");
+      if (file >= 8) fen_rank_error(rank, std::to_string(file + 1) + " squares");
       put_piece(Piece(idx), make_square(file++, rank));
     }
   }
@@ -198,8 +201,8 @@ void Position::set_fen(std::string_view fen) {
       fen_error(4, "en-passant square '" + std::string(f) + "' is not a square");
     ep = make_square(f[0] - 'a', f[1] - '1');
     const Color them = ~side_;
-    const Square pushed = Square(ep - pawn_push(them));
-    const Square origin = Square(ep + pawn_push(them));
+    const Square pushed = Square(ep + pawn_push(them));
+    const Square origin = Square(ep - pawn_push(them));
     if (relative_rank(side_, rank_of(ep)) != 5 || board_[ep] != NO_PIECE || board_[origin] != NO_PIECE ||
         board_[pushed] != make_piece(them, PAWN))
       fen_error(4, "en-passant square " + std::string(f) + " does not follow a double pawn push");
@@ -221,7 +224,7 @@ void Position::set_fen(std::string_view fen) {
   states_.push_back(st);
   // Keep the square only when a capture there is legal, so keys and FEN output are canonical.
   if (ep != SQ_NONE)
-    states_.back().ep_square = legal_ep_target(Square(ep - pawn_push(~side_)));
+    states_.back().ep_square = legal_ep_target(Square(ep + pawn_push(~side_)));
   else
     states_.back().ep_square = SQ_NONE;
   states_.back().key = compute_key();

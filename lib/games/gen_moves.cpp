@@ -96,7 +96,8 @@ int env_int(const char* name, int fallback) {
   if (!v || !*v) return fallback;
   char* end = nullptr;
   const long x = std::strtol(v, &end, 10);
-  if (*end != '\0' || x < 0 || x > 1000000) throw Error(std::string("environment variable ") + name + "='" + v + "' is not a count");
+  if (*end != '\0' || x < 0 || x > 1000000)
+    throw Error(std::string("environment variable ") + name + "='" + v + "' is not a count");
   return int(x);
 }
 
@@ -127,8 +128,8 @@ void apply_slurm_array_shard(GenMovesOptions& options, bool shard_given) {
   const int id = env_int("SLURM_ARRAY_TASK_ID", -1);
   const int min = env_int("SLURM_ARRAY_TASK_MIN", 0);
   if (id < min || id - min >= count)
-    throw Error(fmt::format("SLURM_ARRAY_TASK_ID={} is outside the array (min {}, count {}): submit with --array=0-{}", id,
-                            min, count, count - 1));
+    throw Error(fmt::format("SLURM_ARRAY_TASK_ID={} is outside the array (min {}, count {}): submit with --array=0-{}",
+                            id, min, count, count - 1));
   options.shard = id - min;
   options.num_shards = count;
 }

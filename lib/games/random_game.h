@@ -11,7 +11,7 @@ namespace legalnet {
 
 // A played game: where it started, its moves, and how it ended.
 struct GameRecord {
-  uint64_t index = 0;               // position in the run, 0-based (the PGN Round tag)
+  uint64_t index = 0;  // position in the run, 0-based (the PGN Round tag)
   std::vector<chess::Move> moves;
   chess::Termination termination = chess::Termination::NONE;  // NONE when cut by max_plies
   chess::Color final_side_to_move = chess::WHITE;

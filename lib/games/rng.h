@@ -38,11 +38,8 @@ class GameRng {
     return double(bits & ((uint64_t(1) << 53) - 1)) * 0x1.0p-53;
   }
 
- private:
-  void refill() {
-    std::array<uint32_t, 4> ctr = {uint32_t(counter_), uint32_t(counter_ >> 32), uint32_t(stream_),
-                                   uint32_t(stream_ >> 32)};
-    std::array<uint32_t, 2> key = key_;
+  // One Philox4x32-10 block: ten rounds of the bijection keyed by `key` applied to `ctr`.
+  static std::array<uint32_t, 4> philox(std::array<uint32_t, 4> ctr, std::array<uint32_t, 2> key) {
     for (int round = 0; round < 10; ++round) {
       const uint64_t p0 = uint64_t(0xD2511F53u) * ctr[0];
       const uint64_t p1 = uint64_t(0xCD9E8D57u) * ctr[2];
@@ -50,7 +47,13 @@ class GameRng {
       key[0] += 0x9E3779B9u;
       key[1] += 0xBB67AE85u;
     }
-    block_ = ctr;
+    return ctr;
+  }
+
+ private:
+  // The counter is (block number, stream); the key is the seed.
+  void refill() {
+    block_ = philox({uint32_t(counter_), uint32_t(counter_ >> 32), uint32_t(stream_), uint32_t(stream_ >> 32)}, key_);
     ++counter_;
     used_ = 0;
   }

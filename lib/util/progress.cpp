@@ -28,8 +28,8 @@ void Progress::update(uint64_t done) {
   std::string line;
   if (total_ > 0) {
     const double eta = rate > 0 ? double(total_ - std::min(done, total_)) / rate : 0.0;
-    line = fmt::format("{} / {} {} ({:.1f}%)  {} {}/s  ETA {}", done, total_, unit_, 100.0 * double(done) / double(total_),
-                       human_count(rate), unit_, human_duration(eta));
+    line = fmt::format("{} / {} {} ({:.1f}%)  {} {}/s  ETA {}", done, total_, unit_,
+                       100.0 * double(done) / double(total_), human_count(rate), unit_, human_duration(eta));
   } else {
     line = fmt::format("{} {}  {} {}/s  {}", done, unit_, human_count(rate), unit_, human_duration(elapsed));
   }

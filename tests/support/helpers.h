@@ -1,0 +1,32 @@
+// Shared test helpers: external oracles (Stockfish, pgn-extract, Python) and sample positions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "chess/position.h"
+
+namespace legalnet::test {
+
+// Runs a shell command with `input` on its stdin and returns its stdout; fails the test
+// (throws) when the command cannot run or exits non-zero.
+std::string run_command(const std::string& command, const std::string& input = "");
+
+// Paths of the oracles, set by CMake (found at configure time).
+std::string stockfish_path();
+std::string pgn_extract_path();
+std::string python_path();
+std::string bin_dir();
+
+// Whether the side to move, not in check, has a piece pinned to its king.
+bool has_pinned_piece(const chess::Position& pos);
+
+// FENs sampled from seeded random games: every position with a legal en-passant capture,
+// a promotion, castling, a check or a pin, and every 25th other one, until `count` are collected.
+std::vector<std::string> sample_fens(uint64_t seed, size_t count);
+
+// A fresh empty directory under the test temp dir.
+std::string temp_dir(const std::string& name);
+std::string read_file(const std::string& path);
+
+}  // namespace legalnet::test
