@@ -48,7 +48,6 @@ bool PgnReader::read_line(std::string& line) {
     if (pos_ == end_) {
       end_ = input_.read(buffer_.data(), buffer_.size());
       pos_ = 0;
-      bytes_read_ += end_;
       if (end_ == 0) {
         if (line.empty()) return false;
         break;
@@ -192,9 +191,10 @@ ReplayedGame replay_pgn_game(const PgnGame& game, const PlyVisitor& visit) {
       r.moves.push_back(m);
     } catch (const Error& e) {
       r.error = "line " + std::to_string(game.san_lines[i]) + ", ply " + std::to_string(i + 1) + ": " + e.what();
-      return r;
+      break;
     }
   }
+  r.end = std::move(pos);
   return r;
 }
 

@@ -35,8 +35,8 @@ class PgnReader {
   // comment or tag) throws legalnet::Error naming the file and line.
   bool next(PgnGame& game);
   const std::string& path() const { return input_.path(); }
-  // Decompressed bytes consumed so far (for progress).
-  uint64_t bytes_read() const { return bytes_read_; }
+  // Bytes of the file read so far, compressed as stored (for progress against its size).
+  uint64_t compressed_bytes_read() const { return input_.raw_bytes_read(); }
 
  private:
   bool read_line(std::string& line);
@@ -44,7 +44,6 @@ class PgnReader {
   InputFile input_;
   std::vector<char> buffer_;
   size_t pos_ = 0, end_ = 0;
-  uint64_t bytes_read_ = 0;
   int line_number_ = 0;
   uint64_t games_ = 0;
   std::string pending_;  // a line read ahead that starts the next game
@@ -54,6 +53,7 @@ class PgnReader {
 // A game's moves checked against the rules, or why they could not be.
 struct ReplayedGame {
   chess::Position start;
+  chess::Position end;  // after the last legal move
   std::vector<chess::Move> moves;
   std::string error;  // empty when every move was legal: "line 12: move 'Nf9': ..."
 };

@@ -76,6 +76,14 @@ AtomicPath::~AtomicPath() {
 }
 
 void AtomicPath::commit() {
+  // The data must be on disk before the name says the file is complete.
+  const int fd = open(temp_.c_str(), O_RDONLY);
+  if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL)) {
+    const std::string why = errno_text();
+    if (fd >= 0) close(fd);
+    throw Error("cannot sync '" + temp_ + "': " + why);
+  }
+  close(fd);
   if (std::rename(temp_.c_str(), target_.c_str()) != 0)
     throw Error("cannot rename '" + temp_ + "' to '" + target_ + "': " + errno_text());
   committed_ = true;
@@ -180,7 +188,6 @@ void OutputFile::commit() {
   }
   if (std::fflush(file_) != 0) throw Error("cannot write '" + path_ + "': " + errno_text());
   if (file_ == stdout) return;
-  if (fsync(fileno(file_)) != 0 && errno != EINVAL) throw Error("cannot sync '" + path_ + "': " + errno_text());
   const int rc = std::fclose(file_);
   file_ = nullptr;
   if (rc != 0) throw Error("cannot write '" + path_ + "': " + errno_text());
@@ -234,6 +241,7 @@ InputFile::~InputFile() {
 size_t InputFile::read_raw(char* buffer, size_t size) {
   const size_t n = std::fread(buffer, 1, size, file_);
   if (n < size && std::ferror(file_)) throw Error("cannot read '" + path_ + "': " + errno_text());
+  raw_bytes_read_ += n;
   return n;
 }
 

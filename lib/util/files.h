@@ -62,9 +62,12 @@ class InputFile {
   // Reads up to `size` bytes of decompressed data; 0 at the end. Throws legalnet::Error.
   size_t read(char* buffer, size_t size);
   const std::string& path() const { return path_; }
+  // Bytes read from the file itself (compressed), for progress against its size.
+  uint64_t raw_bytes_read() const { return raw_bytes_read_; }
 
  private:
   struct Decoder;
+  uint64_t raw_bytes_read_ = 0;
   size_t read_raw(char* buffer, size_t size);
   std::string path_;
   std::FILE* file_ = nullptr;

@@ -30,6 +30,10 @@ void Progress::update(uint64_t done) {
     const double eta = rate > 0 ? double(total_ - std::min(done, total_)) / rate : 0.0;
     line = fmt::format("{} / {} {} ({:.1f}%)  {} {}/s  ETA {}", done, total_, unit_,
                        100.0 * double(done) / double(total_), human_count(rate), unit_, human_duration(eta));
+  } else if (fraction_ > 0) {
+    const double eta = elapsed * (1 - std::min(fraction_, 1.0)) / fraction_;
+    line = fmt::format("{} {} ({:.1f}%)  {} {}/s  ETA {}", done, unit_, 100 * fraction_, human_count(rate), unit_,
+                       human_duration(eta));
   } else {
     line = fmt::format("{} {}  {} {}/s  {}", done, unit_, human_count(rate), unit_, human_duration(elapsed));
   }

@@ -17,6 +17,8 @@ class Progress {
   ~Progress();
   // Redraws at most five times a second.
   void update(uint64_t done);
+  // For work whose total count is unknown: the fraction done (of input bytes, say) gives the ETA.
+  void set_fraction(double fraction) { fraction_ = fraction; }
   // Clears the line.
   void finish();
   double elapsed_seconds() const;
@@ -27,6 +29,7 @@ class Progress {
   uint64_t total_;
   bool enabled_;
   bool drawn_ = false;
+  double fraction_ = -1;
   Clock::time_point start_ = Clock::now();
   Clock::time_point last_draw_{};
 };

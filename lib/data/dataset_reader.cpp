@@ -1,0 +1,181 @@
+#include "data/dataset_reader.h"
+
+#include <map>
+
+#include "data/dataset_format.h"
+#include "data/h5.h"
+#include "encode/encode.h"
+
+namespace legalnet::data {
+namespace {
+
+struct Expected {
+  const char* name;
+  H5T_sign_t sign;
+  size_t size;
+  std::vector<hsize_t> tail;  // dimensions after the first
+};
+
+const std::vector<Expected>& row_datasets() {
+  static const std::vector<Expected> v = {
+      {POSITIONS, H5T_SGN_2, 1, {encode::PLANES, 8, 8}},
+      {LEGAL_MOVES, H5T_SGN_NONE, 1, {encode::MOVE_INDICES}},
+      {PLAYED_MOVE, H5T_SGN_2, 2, {}},
+      {PLAYED_PROMOTION, H5T_SGN_2, 1, {}},
+      {GAME, H5T_SGN_2, 8, {}},
+      {PLY, H5T_SGN_2, 4, {}},
+      {CASTLING, H5T_SGN_NONE, 1, {}},
+      {EN_PASSANT, H5T_SGN_2, 1, {}},
+      {HALFMOVE_CLOCK, H5T_SGN_2, 4, {}},
+      {FULLMOVE_NUMBER, H5T_SGN_2, 4, {}},
+  };
+  return v;
+}
+
+const std::vector<Expected>& game_datasets() {
+  static const std::vector<Expected> v = {
+      {GAME_FIRST_ROW, H5T_SGN_2, 8, {}}, {GAME_NUM_ROWS, H5T_SGN_2, 4, {}},      {GAME_PLIES, H5T_SGN_2, 4, {}},
+      {GAME_SOURCE, H5T_SGN_2, 4, {}},    {GAME_SOURCE_NUMBER, H5T_SGN_2, 8, {}}, {GAME_SOURCE_LINE, H5T_SGN_2, 8, {}},
+      {GAME_RESULT, H5T_SGN_2, 1, {}},    {GAME_TERMINATION, H5T_SGN_2, 1, {}},
+  };
+  return v;
+}
+
+std::string type_name(H5T_sign_t sign, size_t size) {
+  return std::string(sign == H5T_SGN_NONE ? "uint" : "int") + std::to_string(size * 8);
+}
+
+}  // namespace
+
+struct DatasetReader::Impl {
+  std::string path;
+  h5::Handle file;
+  std::map<std::string, h5::Handle> datasets;  // by path inside the file
+  uint64_t positions = 0, games = 0;
+
+  // Opens a dataset and checks type and shape; returns its first dimension.
+  hsize_t open_checked(hid_t parent, const std::string& prefix, const Expected& e) {
+    const std::string where = prefix + e.name;
+    if (H5Lexists(parent, e.name, H5P_DEFAULT) <= 0) throw Error(path + ": dataset '" + where + "' is missing");
+    h5::Handle ds(h5::check(H5Dopen2(parent, e.name, H5P_DEFAULT), path, "open dataset " + where));
+    h5::Handle type(h5::check(H5Dget_type(ds), path, where));
+    if (H5Tget_class(type) != H5T_INTEGER || H5Tget_size(type) != e.size || H5Tget_sign(type) != e.sign)
+      throw Error(path + ": dataset '" + where + "' has the wrong type (expected " + type_name(e.sign, e.size) + ")");
+    h5::Handle space(h5::check(H5Dget_space(ds), path, where));
+    const int rank = H5Sget_simple_extent_ndims(space);
+    std::vector<hsize_t> dims(size_t(std::max(rank, 0)));
+    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+    if (dims.size() != e.tail.size() + 1 || !std::equal(e.tail.begin(), e.tail.end(), dims.begin() + 1)) {
+      std::string expected = "(N";
+      for (auto d : e.tail) expected += ", " + std::to_string(d);
+      throw Error(path + ": dataset '" + where + "' has the wrong shape (expected " + expected + "))");
+    }
+    datasets[where] = std::move(ds);
+    return dims[0];
+  }
+
+  hid_t dataset(const std::string& name) const {
+    auto it = datasets.find(name);
+    if (it == datasets.end()) throw Error(path + ": no dataset '" + name + "'");
+    return it->second;
+  }
+
+  void read_slab(const std::string& name, hid_t mem_type, uint64_t start, uint64_t count, hsize_t row_size,
+                 void* out) const {
+    const hid_t ds = dataset(name);
+    h5::Handle file_space(h5::check(H5Dget_space(ds), path, name));
+    const int rank = H5Sget_simple_extent_ndims(file_space);
+    const auto n_dims = static_cast<size_t>(rank);
+    std::vector<hsize_t> dims(n_dims), offset(n_dims, 0), counts;
+    H5Sget_simple_extent_dims(file_space, dims.data(), nullptr);
+    if (start + count > dims[0])
+      throw Error(path + ": rows " + std::to_string(start) + ".." + std::to_string(start + count) + " of '" + name +
+                  "' are past its end (" + std::to_string(dims[0]) + " rows)");
+    if (count == 0) return;
+    offset[0] = start;
+    counts = dims;
+    counts[0] = count;
+    h5::check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, offset.data(), nullptr, counts.data(), nullptr),
+                     path, name);
+    const hsize_t n = count * row_size;
+    h5::Handle mem_space(h5::check(H5Screate_simple(1, &n, nullptr), path, name));
+    h5::check_status(H5Dread(ds, mem_type, mem_space, file_space, H5P_DEFAULT, out), path, "read " + name);
+  }
+};
+
+DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  h5::silence_errors();
+  Impl& d = *impl_;
+  d.path = path;
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw Error(path + ": cannot open: no such file or not readable");
+    std::fclose(f);
+    throw Error(path + ": not an HDF5 file (or truncated)");
+  }
+  d.file = h5::Handle(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "cannot open"));
+  if (!h5::has_attribute(d.file, "format")) throw Error(path + ": not a legalnet dataset (no 'format' attribute)");
+  const std::string format = h5::read_string_attribute(d.file, "format", path);
+  if (format != FORMAT_NAME) throw Error(path + ": format '" + format + "' is not '" + FORMAT_NAME + "'");
+  const int64_t version = h5::read_int_attribute(d.file, "format_version", path);
+  if (version != FORMAT_VERSION)
+    throw Error(path + ": format version " + std::to_string(version) + " is not supported (this build reads version " +
+                std::to_string(FORMAT_VERSION) + ")");
+
+  for (const auto& e : row_datasets()) {
+    const hsize_t n = d.open_checked(d.file, "", e);
+    if (e.name == row_datasets()[0].name) d.positions = n;
+    if (n != d.positions)
+      throw Error(path + ": dataset '" + e.name + "' has " + std::to_string(n) + " rows, 'positions' has " +
+                  std::to_string(d.positions));
+  }
+  if (H5Lexists(d.file, GAMES_GROUP, H5P_DEFAULT) <= 0) throw Error(path + ": group 'games' is missing");
+  h5::Handle group(h5::check(H5Gopen2(d.file, GAMES_GROUP, H5P_DEFAULT), path, "open group games"));
+  const std::string prefix = std::string(GAMES_GROUP) + "/";
+  for (const auto& e : game_datasets()) {
+    const hsize_t n = d.open_checked(group, prefix, e);
+    if (e.name == game_datasets()[0].name) d.games = n;
+    if (n != d.games) throw Error(path + ": dataset '" + prefix + e.name + "' has a different number of games");
+  }
+  if (uint64_t(h5::read_int_attribute(d.file, "num_positions", path)) != d.positions)
+    throw Error(path + ": attribute num_positions does not match the datasets (incomplete file?)");
+}
+
+DatasetReader::~DatasetReader() = default;
+DatasetReader::DatasetReader(DatasetReader&&) noexcept = default;
+
+const std::string& DatasetReader::path() const { return impl_->path; }
+uint64_t DatasetReader::num_positions() const { return impl_->positions; }
+uint64_t DatasetReader::num_games() const { return impl_->games; }
+
+void DatasetReader::read_positions(uint64_t start, uint64_t count, int8_t* out) const {
+  impl_->read_slab(POSITIONS, H5T_NATIVE_INT8, start, count, encode::POSITION_SIZE, out);
+}
+
+void DatasetReader::read_legal_moves(uint64_t start, uint64_t count, uint8_t* out) const {
+  impl_->read_slab(LEGAL_MOVES, H5T_NATIVE_UINT8, start, count, encode::MOVE_INDICES, out);
+}
+
+std::vector<int64_t> DatasetReader::read_row_column(const char* name, uint64_t start, uint64_t count) const {
+  std::vector<int64_t> values(count);
+  impl_->read_slab(name, H5T_NATIVE_INT64, start, count, 1, values.data());
+  return values;
+}
+
+std::vector<int64_t> DatasetReader::read_game_column(const char* name) const {
+  std::vector<int64_t> values(impl_->games);
+  impl_->read_slab(std::string(GAMES_GROUP) + "/" + name, H5T_NATIVE_INT64, 0, impl_->games, 1, values.data());
+  return values;
+}
+
+std::string DatasetReader::string_attribute(const char* name) const {
+  return h5::read_string_attribute(impl_->file, name, impl_->path);
+}
+std::vector<std::string> DatasetReader::string_list_attribute(const char* name) const {
+  return h5::read_string_list_attribute(impl_->file, name, impl_->path);
+}
+int64_t DatasetReader::int_attribute(const char* name) const {
+  return h5::read_int_attribute(impl_->file, name, impl_->path);
+}
+
+}  // namespace legalnet::data

@@ -1,0 +1,293 @@
+#include "data/dataset_writer.h"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <deque>
+#include <future>
+
+#include "data/dataset_format.h"
+#include "data/h5.h"
+#include "encode/encode.h"
+#include "util/files.h"
+#include "util/thread_pool.h"
+#include "util/version.h"
+
+namespace legalnet::data {
+namespace {
+
+constexpr int ROWS = ROWS_PER_CHUNK;
+constexpr int GZIP_LEVEL = 1;
+
+// The raw rows of one chunk of positions and legal_moves, waiting for compression.
+struct ChunkJob {
+  std::vector<int8_t> planes;
+  std::vector<uint16_t> legal;
+  std::vector<uint32_t> legal_end;
+  int rows = 0;
+};
+
+struct CompressedChunk {
+  std::vector<unsigned char> positions, legal_moves;
+};
+
+// zlib format, as HDF5's deflate filter writes it (compress2). The shuffle filter that
+// precedes it is the identity for one-byte elements, so the bytes need no shuffling.
+std::vector<unsigned char> deflate_chunk(const void* data, size_t size) {
+  uLongf out_size = compressBound(uLong(size));
+  std::vector<unsigned char> out(out_size);
+  if (compress2(out.data(), &out_size, static_cast<const Bytef*>(data), uLong(size), GZIP_LEVEL) != Z_OK)
+    throw Error("zlib compression failed");
+  out.resize(out_size);
+  return out;
+}
+
+CompressedChunk compress_job(const ChunkJob& job) {
+  // Full-size chunks, zero-padded past the last row: HDF5 stores edge chunks whole.
+  std::vector<int8_t> planes(size_t(ROWS) * encode::POSITION_SIZE, 0);
+  std::memcpy(planes.data(), job.planes.data(), job.planes.size());
+  std::vector<uint8_t> masks(size_t(ROWS) * encode::MOVE_INDICES, 0);
+  uint32_t begin = 0;
+  for (int r = 0; r < job.rows; ++r) {
+    uint8_t* row = masks.data() + size_t(r) * encode::MOVE_INDICES;
+    for (uint32_t i = begin; i < job.legal_end[size_t(r)]; ++i) row[job.legal[i]] = 1;
+    begin = job.legal_end[size_t(r)];
+  }
+  return {deflate_chunk(planes.data(), planes.size()), deflate_chunk(masks.data(), masks.size())};
+}
+
+// A one-dimensional per-row or per-game column, appended in slabs.
+template <class T>
+struct Column {
+  const char* name;
+  std::vector<T> pending;
+  h5::Handle dataset;
+  hsize_t written = 0;
+};
+
+}  // namespace
+
+struct DatasetWriter::Impl {
+  std::string path;
+  AtomicPath atomic;
+  ThreadPool& pool;
+  h5::Handle file, games_group, positions, legal_moves;
+  uint64_t rows = 0, games = 0, chunks_submitted = 0, chunks_written = 0;
+  ChunkJob job;
+  std::deque<std::future<CompressedChunk>> in_flight;
+
+  Column<int16_t> played_move{PLAYED_MOVE, {}, {}};
+  Column<int8_t> played_promotion{PLAYED_PROMOTION, {}, {}};
+  Column<int64_t> game{GAME, {}, {}};
+  Column<int32_t> ply{PLY, {}, {}};
+  Column<uint8_t> castling{CASTLING, {}, {}};
+  Column<int8_t> en_passant{EN_PASSANT, {}, {}};
+  Column<int32_t> halfmove_clock{HALFMOVE_CLOCK, {}, {}};
+  Column<int32_t> fullmove_number{FULLMOVE_NUMBER, {}, {}};
+
+  Column<int64_t> g_first_row{GAME_FIRST_ROW, {}, {}};
+  Column<int32_t> g_num_rows{GAME_NUM_ROWS, {}, {}};
+  Column<int32_t> g_plies{GAME_PLIES, {}, {}};
+  Column<int32_t> g_source{GAME_SOURCE, {}, {}};
+  Column<int64_t> g_source_game{GAME_SOURCE_NUMBER, {}, {}};
+  Column<int64_t> g_source_line{GAME_SOURCE_LINE, {}, {}};
+  Column<int8_t> g_result{GAME_RESULT, {}, {}};
+  Column<int8_t> g_termination{GAME_TERMINATION, {}, {}};
+
+  Impl(const std::string& target, ThreadPool& p) : path(target), atomic(target), pool(p) {}
+
+  h5::Handle create_dataset(hid_t parent, const char* name, hid_t type, std::vector<hsize_t> dims,
+                            std::vector<hsize_t> chunk, bool shuffle) {
+    std::vector<hsize_t> max = dims;
+    max[0] = H5S_UNLIMITED;
+    dims[0] = 0;
+    h5::Handle space(h5::check(H5Screate_simple(int(dims.size()), dims.data(), max.data()), path, name));
+    h5::Handle dcpl(h5::check(H5Pcreate(H5P_DATASET_CREATE), path, name));
+    h5::check_status(H5Pset_chunk(dcpl, int(chunk.size()), chunk.data()), path, name);
+    if (shuffle) h5::check_status(H5Pset_shuffle(dcpl), path, name);
+    h5::check_status(H5Pset_deflate(dcpl, GZIP_LEVEL), path, name);
+    // No modification times: the same input gives a byte-identical file.
+    h5::check_status(H5Pset_obj_track_times(dcpl, false), path, name);
+    return h5::Handle(h5::check(H5Dcreate2(parent, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), path,
+                                std::string("create dataset ") + name));
+  }
+
+  template <class T>
+  void create_column(hid_t parent, Column<T>& c, hsize_t chunk) {
+    c.dataset = create_dataset(parent, c.name, h5::native_type<T>(), {0}, {chunk}, sizeof(T) > 1);
+  }
+
+  template <class T>
+  void flush_column(Column<T>& c) {
+    if (c.pending.empty()) return;
+    const hsize_t count = c.pending.size(), total = c.written + count;
+    h5::check_status(H5Dset_extent(c.dataset, &total), path, c.name);
+    h5::Handle file_space(h5::check(H5Dget_space(c.dataset), path, c.name));
+    h5::check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &c.written, nullptr, &count, nullptr), path,
+                     c.name);
+    h5::Handle mem_space(h5::check(H5Screate_simple(1, &count, nullptr), path, c.name));
+    h5::check_status(H5Dwrite(c.dataset, h5::native_type<T>(), mem_space, file_space, H5P_DEFAULT, c.pending.data()),
+                     path, std::string("write ") + c.name);
+    c.written = total;
+    c.pending.clear();
+  }
+
+  template <class Fn>
+  void for_each_row_column(Fn fn) {
+    fn(played_move), fn(played_promotion), fn(game), fn(ply), fn(castling), fn(en_passant), fn(halfmove_clock),
+        fn(fullmove_number);
+  }
+  template <class Fn>
+  void for_each_game_column(Fn fn) {
+    fn(g_first_row), fn(g_num_rows), fn(g_plies), fn(g_source), fn(g_source_game), fn(g_source_line), fn(g_result),
+        fn(g_termination);
+  }
+
+  void submit_job() {
+    if (job.rows == 0) return;
+    in_flight.push_back(pool.submit([j = std::move(job)] { return compress_job(j); }));
+    job = ChunkJob{};
+    ++chunks_submitted;
+    // Bound the memory held by chunks in flight.
+    while (in_flight.size() > size_t(2 * pool.size() + 2)) write_front_chunk();
+    while (!in_flight.empty() && in_flight.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+      write_front_chunk();
+  }
+
+  void write_chunk(hid_t dataset, const char* name, const std::vector<unsigned char>& bytes) {
+    const hsize_t offset[4] = {chunks_written * ROWS, 0, 0, 0};
+    h5::check_status(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, offset, bytes.size(), bytes.data()), path,
+                     std::string("write chunk of ") + name);
+  }
+
+  void write_front_chunk() {
+    const CompressedChunk chunk = in_flight.front().get();
+    in_flight.pop_front();
+    // The extent must cover a chunk before it is written directly; finish() trims it.
+    hsize_t dims_p[4] = {(chunks_written + 1) * ROWS, encode::PLANES, 8, 8};
+    h5::check_status(H5Dset_extent(positions, dims_p), path, POSITIONS);
+    hsize_t dims_m[2] = {(chunks_written + 1) * ROWS, encode::MOVE_INDICES};
+    h5::check_status(H5Dset_extent(legal_moves, dims_m), path, LEGAL_MOVES);
+    write_chunk(positions, POSITIONS, chunk.positions);
+    write_chunk(legal_moves, LEGAL_MOVES, chunk.legal_moves);
+    ++chunks_written;
+  }
+};
+
+DatasetWriter::DatasetWriter(const std::string& path, ThreadPool& pool) : impl_(std::make_unique<Impl>(path, pool)) {
+  h5::silence_errors();
+  Impl& d = *impl_;
+  h5::Handle fcpl(h5::check(H5Pcreate(H5P_FILE_CREATE), path, "file properties"));
+  d.file = h5::Handle(H5Fcreate(d.atomic.temp().c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));
+  h5::check(d.file.get(), path, "cannot create '" + d.atomic.temp() + "'");
+  d.positions = d.create_dataset(d.file, POSITIONS, H5T_NATIVE_INT8, {0, encode::PLANES, 8, 8},
+                                 {ROWS, encode::PLANES, 8, 8}, true);
+  d.legal_moves = d.create_dataset(d.file, LEGAL_MOVES, H5T_NATIVE_UINT8, {0, encode::MOVE_INDICES},
+                                   {ROWS, encode::MOVE_INDICES}, true);
+  d.for_each_row_column([&](auto& c) { d.create_column(d.file, c, ROWS_PER_COLUMN_CHUNK); });
+  h5::Handle gcpl(h5::check(H5Pcreate(H5P_GROUP_CREATE), path, "group properties"));
+  h5::check_status(H5Pset_obj_track_times(gcpl, false), path, "group properties");
+  d.games_group = h5::Handle(
+      h5::check(H5Gcreate2(d.file, GAMES_GROUP, H5P_DEFAULT, gcpl, H5P_DEFAULT), path, "create group games"));
+  d.for_each_game_column([&](auto& c) { d.create_column(d.games_group, c, 16384); });
+}
+
+DatasetWriter::~DatasetWriter() {
+  // Let compression tasks end before their futures go away; errors no longer matter here.
+  for (auto& f : impl_->in_flight) f.wait();
+}
+
+uint64_t DatasetWriter::rows() const { return impl_->rows; }
+uint64_t DatasetWriter::games() const { return impl_->games; }
+const std::string& DatasetWriter::path() const { return impl_->path; }
+
+void DatasetWriter::add_game(const GameInfo& info, const EncodedRows& rows, const std::vector<uint32_t>& selected) {
+  Impl& d = *impl_;
+  d.g_first_row.pending.push_back(int64_t(d.rows));
+  d.g_num_rows.pending.push_back(int32_t(selected.size()));
+  d.g_plies.pending.push_back(info.plies);
+  d.g_source.pending.push_back(info.source);
+  d.g_source_game.pending.push_back(info.source_game);
+  d.g_source_line.pending.push_back(info.source_line);
+  d.g_result.pending.push_back(info.result);
+  d.g_termination.pending.push_back(info.termination);
+
+  for (uint32_t r : selected) {
+    const int8_t* planes = rows.planes.data() + size_t(r) * encode::POSITION_SIZE;
+    d.job.planes.insert(d.job.planes.end(), planes, planes + encode::POSITION_SIZE);
+    const uint32_t begin = r == 0 ? 0 : rows.legal_end[r - 1];
+    d.job.legal.insert(d.job.legal.end(), rows.legal.begin() + begin, rows.legal.begin() + rows.legal_end[r]);
+    d.job.legal_end.push_back(uint32_t(d.job.legal.size()));
+    d.played_move.pending.push_back(rows.played_move[r]);
+    d.played_promotion.pending.push_back(rows.played_promotion[r]);
+    d.game.pending.push_back(int64_t(d.games));
+    d.ply.pending.push_back(rows.ply[r]);
+    d.castling.pending.push_back(rows.castling[r]);
+    d.en_passant.pending.push_back(rows.en_passant[r]);
+    d.halfmove_clock.pending.push_back(rows.halfmove_clock[r]);
+    d.fullmove_number.pending.push_back(rows.fullmove_number[r]);
+    ++d.rows;
+    if (++d.job.rows == ROWS) d.submit_job();
+    if (d.ply.pending.size() >= size_t(ROWS_PER_COLUMN_CHUNK))
+      d.for_each_row_column([&](auto& c) { d.flush_column(c); });
+  }
+  ++d.games;
+}
+
+void DatasetWriter::finish(const DatasetProvenance& p) {
+  Impl& d = *impl_;
+  d.submit_job();
+  while (!d.in_flight.empty()) d.write_front_chunk();
+  hsize_t dims_p[4] = {d.rows, encode::PLANES, 8, 8};
+  h5::check_status(H5Dset_extent(d.positions, dims_p), d.path, POSITIONS);
+  hsize_t dims_m[2] = {d.rows, encode::MOVE_INDICES};
+  h5::check_status(H5Dset_extent(d.legal_moves, dims_m), d.path, LEGAL_MOVES);
+  d.for_each_row_column([&](auto& c) { d.flush_column(c); });
+  d.for_each_game_column([&](auto& c) { d.flush_column(c); });
+
+  const std::string& f = d.path;
+  const hid_t root = d.file;
+  h5::write_string_attribute(root, "format", FORMAT_NAME, f);
+  h5::write_int_attribute(root, "format_version", FORMAT_VERSION, f);
+  h5::write_int_attribute(root, "num_positions", int64_t(d.rows), f);
+  h5::write_int_attribute(root, "num_games", int64_t(d.games), f);
+  h5::write_string_attribute(root, "planes", "side_to_move,pawn,knight,bishop,rook,queen,king", f);
+  h5::write_string_attribute(root, "plane_convention",
+                             "positions[n, plane, rank, file], rank 0 = rank 1, file 0 = file a. Plane 0: +1 on every "
+                             "square when white is to move, -1 when black is. Planes 1-6 (pawn, knight, bishop, rook, "
+                             "queen, king): +1 for a white piece, -1 for a black piece, 0 for none.",
+                             f);
+  h5::write_string_attribute(root, "move_index",
+                             "legal_moves[n, from * 64 + to] with square = rank * 8 + file (a1 = 0, h8 = 63). The four "
+                             "promotions of a pawn move share its index; castling is the king's move (e1g1).",
+                             f);
+  h5::write_string_attribute(
+      root, "rows",
+      "one row per position from which a move was played, in game then ply order" +
+          std::string(p.include_final ? ", plus each game's final position (played_move -1)" : "") +
+          (p.dedupe ? "; positions already written (same Zobrist key) dropped" : ""),
+      f);
+  h5::write_string_attribute(root, "result_codes", "1 = 1-0, 0 = 1/2-1/2, -1 = 0-1, -2 = * or missing", f);
+  h5::write_string_list_attribute(
+      root, "termination_codes",
+      {"none", "checkmate", "insufficient material", "stalemate", "seventy-five-move rule", "fivefold repetition"}, f);
+  h5::write_string_attribute(root, "tool", p.tool, f);
+  h5::write_string_attribute(root, "tool_version", std::string(VERSION) + " (" + GIT_DESCRIBE + ")", f);
+  h5::write_string_attribute(root, "command_line", p.command_line, f);
+  h5::write_string_list_attribute(root, "sources", p.sources, f);
+  h5::write_string_attribute(root, "split", p.split, f);
+  h5::write_int_attribute(root, "split_seed", int64_t(p.split_seed), f);
+  h5::write_int_attribute(root, "include_final", p.include_final, f);
+  h5::write_int_attribute(root, "dedupe", p.dedupe, f);
+
+  d.for_each_row_column([](auto& c) { c.dataset.reset(); });
+  d.for_each_game_column([](auto& c) { c.dataset.reset(); });
+  d.positions.reset();
+  d.legal_moves.reset();
+  d.games_group.reset();
+  // Closing writes the metadata: a failure here (a full disk) must not be ignored.
+  h5::check_status(H5Fclose(d.file.release()), f, "close");
+  d.atomic.commit();
+}
+
+}  // namespace legalnet::data

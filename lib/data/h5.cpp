@@ -1,0 +1,161 @@
+#include "data/h5.h"
+
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+
+namespace legalnet::data::h5 {
+namespace {
+
+// The innermost message of the current HDF5 error stack ("file signature not found").
+herr_t keep_message(unsigned, const H5E_error2_t* error, void* out) {
+  if (error->desc) *static_cast<std::string*>(out) = error->desc;
+  return 0;
+}
+
+std::string hdf5_message() {
+  std::string message;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keep_message, &message);
+  H5Eclear2(H5E_DEFAULT);
+  return message.empty() ? "HDF5 error" : message;
+}
+
+}  // namespace
+
+void silence_errors() {
+  static std::once_flag once;
+  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+}
+
+void Handle::reset() {
+  if (id_ < 0) return;
+  switch (H5Iget_type(id_)) {
+    case H5I_FILE: H5Fclose(id_); break;
+    case H5I_GROUP: H5Gclose(id_); break;
+    case H5I_DATASET: H5Dclose(id_); break;
+    case H5I_DATASPACE: H5Sclose(id_); break;
+    case H5I_DATATYPE: H5Tclose(id_); break;
+    case H5I_ATTR: H5Aclose(id_); break;
+    case H5I_GENPROP_LST: H5Pclose(id_); break;
+    default: break;
+  }
+  id_ = H5I_INVALID_HID;
+}
+
+hid_t check(hid_t id, const std::string& file, const std::string& what) {
+  if (id < 0) throw Error(file + ": " + what + ": " + hdf5_message());
+  return id;
+}
+
+void check_status(herr_t status, const std::string& file, const std::string& what) {
+  if (status < 0) throw Error(file + ": " + what + ": " + hdf5_message());
+}
+
+namespace {
+
+Handle utf8_string_type(const std::string& file) {
+  Handle type(check(H5Tcopy(H5T_C_S1), file, "string type"));
+  check_status(H5Tset_size(type, H5T_VARIABLE), file, "string type");
+  check_status(H5Tset_cset(type, H5T_CSET_UTF8), file, "string type");
+  return type;
+}
+
+void write_attribute(hid_t object, const char* name, hid_t type, hid_t space, const void* data,
+                     const std::string& file) {
+  if (H5Aexists(object, name) > 0) check_status(H5Adelete(object, name), file, std::string("attribute ") + name);
+  Handle attr(check(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), file,
+                    std::string("create attribute ") + name));
+  check_status(H5Awrite(attr, type, data), file, std::string("write attribute ") + name);
+}
+
+Handle open_attribute(hid_t object, const char* name, const std::string& file) {
+  if (H5Aexists(object, name) <= 0) throw Error(file + ": attribute '" + name + "' is missing");
+  return Handle(check(H5Aopen(object, name, H5P_DEFAULT), file, std::string("open attribute ") + name));
+}
+
+}  // namespace
+
+void write_string_attribute(hid_t object, const char* name, const std::string& value, const std::string& file) {
+  Handle type = utf8_string_type(file);
+  Handle space(check(H5Screate(H5S_SCALAR), file, "dataspace"));
+  const char* p = value.c_str();
+  write_attribute(object, name, type, space, &p, file);
+}
+
+void write_string_list_attribute(hid_t object, const char* name, const std::vector<std::string>& values,
+                                 const std::string& file) {
+  Handle type = utf8_string_type(file);
+  const hsize_t n = values.size();
+  Handle space(check(H5Screate_simple(1, &n, nullptr), file, "dataspace"));
+  std::vector<const char*> ptrs;
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  write_attribute(object, name, type, space, ptrs.data(), file);
+}
+
+void write_int_attribute(hid_t object, const char* name, int64_t value, const std::string& file) {
+  Handle space(check(H5Screate(H5S_SCALAR), file, "dataspace"));
+  write_attribute(object, name, H5T_NATIVE_INT64, space, &value, file);
+}
+
+bool has_attribute(hid_t object, const char* name) { return H5Aexists(object, name) > 0; }
+
+std::string read_string_attribute(hid_t object, const char* name, const std::string& file) {
+  const auto list = read_string_list_attribute(object, name, file);
+  if (list.size() != 1) throw Error(file + ": attribute '" + name + "' is not a single string");
+  return list[0];
+}
+
+std::vector<std::string> read_string_list_attribute(hid_t object, const char* name, const std::string& file) {
+  Handle attr = open_attribute(object, name, file);
+  Handle stored(check(H5Aget_type(attr), file, std::string("attribute ") + name));
+  if (H5Tget_class(stored) != H5T_STRING) throw Error(file + ": attribute '" + name + "' is not a string");
+  Handle space(check(H5Aget_space(attr), file, std::string("attribute ") + name));
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  std::vector<std::string> values;
+  if (H5Tis_variable_str(stored) > 0) {
+    Handle type = utf8_string_type(file);
+    std::vector<char*> ptrs(size_t(n), nullptr);
+    check_status(H5Aread(attr, type, ptrs.data()), file, std::string("read attribute ") + name);
+    for (char* p : ptrs) values.emplace_back(p ? p : "");
+    H5Dvlen_reclaim(type, space, H5P_DEFAULT, ptrs.data());
+  } else {  // fixed-length strings, as some writers (h5py with numpy bytes) make them
+    const size_t size = H5Tget_size(stored);
+    std::vector<char> buffer(size * size_t(n) + 1, '\0');
+    check_status(H5Aread(attr, stored, buffer.data()), file, std::string("read attribute ") + name);
+    for (hssize_t i = 0; i < n; ++i)
+      values.emplace_back(buffer.data() + size_t(i) * size, strnlen(buffer.data() + size_t(i) * size, size));
+  }
+  return values;
+}
+
+int64_t read_int_attribute(hid_t object, const char* name, const std::string& file) {
+  Handle attr = open_attribute(object, name, file);
+  Handle stored(check(H5Aget_type(attr), file, std::string("attribute ") + name));
+  if (H5Tget_class(stored) != H5T_INTEGER) throw Error(file + ": attribute '" + name + "' is not an integer");
+  int64_t value = 0;
+  check_status(H5Aread(attr, H5T_NATIVE_INT64, &value), file, std::string("read attribute ") + name);
+  return value;
+}
+
+template <>
+hid_t native_type<int8_t>() {
+  return H5T_NATIVE_INT8;
+}
+template <>
+hid_t native_type<uint8_t>() {
+  return H5T_NATIVE_UINT8;
+}
+template <>
+hid_t native_type<int16_t>() {
+  return H5T_NATIVE_INT16;
+}
+template <>
+hid_t native_type<int32_t>() {
+  return H5T_NATIVE_INT32;
+}
+template <>
+hid_t native_type<int64_t>() {
+  return H5T_NATIVE_INT64;
+}
+
+}  // namespace legalnet::data::h5

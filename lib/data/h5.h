@@ -1,0 +1,67 @@
+// Internal to lib/data: owned HDF5 handles and checked calls. Only the dataset reader, writer
+// and merge include this header; nothing else in legalnet sees an HDF5 type.
+#pragma once
+
+#include <hdf5.h>
+
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+namespace legalnet::data::h5 {
+
+// Turns off HDF5's own error printing: every failure becomes one legalnet::Error instead.
+void silence_errors();
+
+// An owned hid_t closed with the matching H5*close.
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(hid_t id) : id_(id) {}
+  Handle(Handle&& o) noexcept : id_(o.id_) { o.id_ = H5I_INVALID_HID; }
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      id_ = o.id_;
+      o.id_ = H5I_INVALID_HID;
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { reset(); }
+  hid_t get() const { return id_; }
+  operator hid_t() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  void reset();
+  // Gives up ownership, for a close whose status the caller checks.
+  hid_t release() {
+    const hid_t id = id_;
+    id_ = H5I_INVALID_HID;
+    return id;
+  }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+};
+
+// Checks an HDF5 id or status; throws "<file>: <what>: <HDF5's innermost message>".
+hid_t check(hid_t id, const std::string& file, const std::string& what);
+void check_status(herr_t status, const std::string& file, const std::string& what);
+
+// Attributes on a file, group or dataset.
+void write_string_attribute(hid_t object, const char* name, const std::string& value, const std::string& file);
+void write_string_list_attribute(hid_t object, const char* name, const std::vector<std::string>& values,
+                                 const std::string& file);
+void write_int_attribute(hid_t object, const char* name, int64_t value, const std::string& file);
+bool has_attribute(hid_t object, const char* name);
+std::string read_string_attribute(hid_t object, const char* name, const std::string& file);
+std::vector<std::string> read_string_list_attribute(hid_t object, const char* name, const std::string& file);
+int64_t read_int_attribute(hid_t object, const char* name, const std::string& file);
+
+// The HDF5 native type matching a C++ integer type.
+template <class T>
+hid_t native_type();
+
+}  // namespace legalnet::data::h5

@@ -1,0 +1,237 @@
+#include "data/tensorize.h"
+
+#include <fmt/core.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <deque>
+#include <future>
+#include <memory>
+#include <unordered_set>
+
+#include "chess/game_end.h"
+#include "data/dataset_writer.h"
+#include "games/rng.h"
+#include "pgn/pgn_reader.h"
+#include "util/error.h"
+#include "util/progress.h"
+#include "util/thread_pool.h"
+
+namespace legalnet {
+namespace {
+
+constexpr size_t GAMES_PER_BATCH = 32;
+
+struct PendingGame {
+  PgnGame pgn;
+  int32_t source = 0;
+};
+
+// A batch of games replayed and encoded by a worker.
+struct EncodedBatch {
+  data::EncodedRows rows;
+  struct Game {
+    data::GameInfo info;
+    uint32_t first_row = 0, last_row = 0;
+    std::string error;  // non-empty: the game is skipped
+    uint64_t number = 0;
+    int first_line = 0;
+    std::string source_path;
+  };
+  std::vector<Game> games;
+};
+
+int8_t result_code(std::string_view result) {
+  if (result == "1-0") return 1;
+  if (result == "0-1") return -1;
+  if (result == "1/2-1/2") return 0;
+  return -2;
+}
+
+EncodedBatch encode_batch(const std::vector<PendingGame>& batch, const std::vector<std::string>& sources,
+                          bool include_final) {
+  EncodedBatch out;
+  for (const PendingGame& pending : batch) {
+    const PgnGame& pgn = pending.pgn;
+    EncodedBatch::Game g;
+    g.first_row = uint32_t(out.rows.size());
+    g.number = pgn.number;
+    g.first_line = pgn.first_line;
+    g.source_path = sources[size_t(pending.source)];
+    int ply = 0;
+    const ReplayedGame replayed =
+        replay_pgn_game(pgn, [&](const chess::Position& pos, const chess::MoveList& legal, chess::Move played) {
+          out.rows.add(pos, legal, played, ply++);
+        });
+    if (!replayed.error.empty()) {
+      // Drop the rows of a bad game: nothing of it reaches the dataset.
+      g.error = replayed.error;
+      out.rows.truncate(g.first_row);
+    } else {
+      const chess::MoveList final_moves(replayed.end);
+      if (include_final) out.rows.add(replayed.end, final_moves, chess::Move::none(), ply);
+      g.info.plies = int32_t(replayed.moves.size());
+      g.info.source = pending.source;
+      g.info.source_game = int64_t(pgn.number);
+      g.info.source_line = pgn.first_line;
+      g.info.result = result_code(pgn.result.empty() ? pgn.tag("Result") : std::string_view(pgn.result));
+      g.info.termination = int8_t(chess::termination(replayed.end, final_moves.size()));
+    }
+    g.last_row = uint32_t(out.rows.size());
+    out.games.push_back(std::move(g));
+  }
+  return out;
+}
+
+uint64_t file_size(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+}
+
+}  // namespace
+
+std::vector<std::string> split_part_names(size_t n) {
+  if (n == 2) return {"train", "val"};
+  if (n == 3) return {"train", "val", "test"};
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; ++i) names.push_back("part" + std::to_string(i));
+  return names;
+}
+
+std::string split_output_path(const std::string& out, const std::string& part) {
+  const size_t slash = out.find_last_of('/');
+  const size_t dot = out.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return out + "." + part + ".h5";
+  return out.substr(0, dot) + "." + part + out.substr(dot);
+}
+
+TensorizeSummary run_tensorize(const TensorizeOptions& o) {
+  if (o.inputs.empty()) throw Error("no input: give --in FILE (or --in - for stdin)");
+  if (o.out.empty()) throw Error("no output: give --out FILE.h5");
+  if (o.threads < 1) throw Error("--threads must be at least 1");
+  if (!o.split.empty()) {
+    double sum = 0;
+    for (double f : o.split) {
+      if (!(f > 0)) throw Error("--split fractions must be positive");
+      sum += f;
+    }
+    if (o.split.size() < 2 || o.split.size() > 3 || std::fabs(sum - 1.0) > 1e-6)
+      throw Error("--split needs 2 or 3 fractions that add up to 1, e.g. 0.9,0.05,0.05");
+  }
+
+  ThreadPool pool(o.threads);
+  std::vector<std::string> part_names =
+      o.split.empty() ? std::vector<std::string>{"all"} : split_part_names(o.split.size());
+  std::vector<std::unique_ptr<data::DatasetWriter>> writers;
+  for (const auto& part : part_names)
+    writers.push_back(
+        std::make_unique<data::DatasetWriter>(o.split.empty() ? o.out : split_output_path(o.out, part), pool));
+
+  TensorizeSummary summary;
+  uint64_t total_bytes = 0;
+  for (const auto& in : o.inputs) total_bytes += in == "-" ? 0 : file_size(in);
+  Progress progress("positions", 0, !o.quiet && stderr_is_terminal());
+  std::unordered_set<uint64_t> seen;
+  std::vector<uint32_t> selected;
+  bool stop = false;
+
+  // Consumes one encoded batch in input order: routes, dedupes and writes its games.
+  auto consume = [&](EncodedBatch batch) {
+    for (const auto& g : batch.games) {
+      if (stop) return;
+      if (!g.error.empty()) {
+        const std::string message =
+            fmt::format("{}: game {} (line {}): {}", g.source_path, g.number, g.first_line, g.error);
+        if (o.strict) throw Error(message);
+        progress.finish();
+        fmt::print(stderr, "tensorize: skipped {}\n", message);
+        ++summary.skipped_games;
+        continue;
+      }
+      size_t part = 0;
+      if (!o.split.empty()) {
+        // Deterministic by game identity: the same game lands in the same part in every run.
+        GameRng rng(o.split_seed, (uint64_t(g.info.source) << 40) ^ uint64_t(g.info.source_game));
+        double u = rng.uniform();
+        while (part + 1 < o.split.size() && u >= o.split[part]) u -= o.split[part++];
+      }
+      selected.clear();
+      for (uint32_t r = g.first_row; r < g.last_row; ++r) {
+        if (o.dedupe && !seen.insert(batch.rows.key[r]).second) {
+          ++summary.dropped_duplicates;
+          continue;
+        }
+        selected.push_back(r);
+      }
+      if (o.max_positions && summary.positions + selected.size() > o.max_positions) {
+        summary.stopped_at_max_positions = true;
+        stop = true;
+        return;
+      }
+      writers[part]->add_game(g.info, batch.rows, selected);
+      summary.positions += selected.size();
+      ++summary.games;
+    }
+  };
+
+  // This thread parses PGN and writes; workers replay, encode and compress. Batches are
+  // consumed in submission order, so the output does not depend on --threads.
+  std::deque<std::future<EncodedBatch>> in_flight;
+  const size_t max_in_flight = size_t(2 * o.threads + 1);
+  uint64_t bytes_done = 0;
+  for (size_t source = 0; source < o.inputs.size() && !stop; ++source) {
+    PgnReader reader(o.inputs[source]);
+    while (!stop) {
+      auto batch = std::make_shared<std::vector<PendingGame>>();
+      PgnGame game;
+      while (batch->size() < GAMES_PER_BATCH && reader.next(game)) batch->push_back({std::move(game), int32_t(source)});
+      if (batch->empty()) break;
+      in_flight.push_back(pool.submit([batch, &o] { return encode_batch(*batch, o.inputs, o.include_final); }));
+      while (in_flight.size() > max_in_flight && !stop) {
+        consume(in_flight.front().get());
+        in_flight.pop_front();
+      }
+      if (total_bytes) progress.set_fraction(double(bytes_done + reader.compressed_bytes_read()) / double(total_bytes));
+      progress.update(summary.positions);
+    }
+    bytes_done += reader.compressed_bytes_read();
+  }
+  for (; !in_flight.empty(); in_flight.pop_front()) {
+    if (stop)
+      in_flight.front().wait();
+    else
+      consume(in_flight.front().get());
+  }
+  progress.finish();
+
+  data::DatasetProvenance provenance;
+  provenance.command_line = o.command_line;
+  provenance.sources = o.inputs;
+  provenance.split_seed = o.split_seed;
+  provenance.include_final = o.include_final;
+  provenance.dedupe = o.dedupe;
+  for (size_t i = 0; i < writers.size(); ++i) {
+    provenance.split = part_names[i];
+    writers[i]->finish(provenance);
+    summary.outputs.push_back(writers[i]->path());
+    summary.output_positions.push_back(writers[i]->rows());
+    summary.bytes += file_size(writers[i]->path());
+  }
+  summary.seconds = progress.elapsed_seconds();
+  if (!o.quiet) {
+    const double secs = std::max(summary.seconds, 1e-9);
+    fmt::print(stderr,
+               "tensorize: {} games, {} positions, {} skipped games, {:.2f} s, {} positions/s, {:.1f} bytes/position\n",
+               summary.games, summary.positions, summary.skipped_games, summary.seconds,
+               human_count(double(summary.positions) / secs),
+               summary.positions ? double(summary.bytes) / double(summary.positions) : 0.0);
+    if (o.dedupe) fmt::print(stderr, "  {} duplicate positions dropped\n", summary.dropped_duplicates);
+    if (summary.stopped_at_max_positions)
+      fmt::print(stderr, "  stopped at --max-positions {} (before a game that would exceed it)\n", o.max_positions);
+    for (size_t i = 0; i < summary.outputs.size(); ++i)
+      fmt::print(stderr, "  {}: {} positions\n", summary.outputs[i], summary.output_positions[i]);
+  }
+  return summary;
+}
+
+}  // namespace legalnet

@@ -1,0 +1,74 @@
+#include "encode/encode.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "util/error.h"
+
+namespace legalnet::encode {
+
+void encode_planes(const chess::Position& pos, int8_t* out) {
+  std::memset(out + PLANE_SIZE, 0, (PLANES - 1) * PLANE_SIZE);
+  std::memset(out, pos.side_to_move() == chess::WHITE ? 1 : -1, PLANE_SIZE);
+  for (chess::Bitboard b = pos.pieces(); b;) {
+    const chess::Square s = chess::pop_lsb(b);
+    const chess::Piece p = pos.piece_on(s);
+    out[chess::type_of(p) * PLANE_SIZE + s] = chess::color_of(p) == chess::WHITE ? 1 : -1;
+  }
+}
+
+void encode_legal_mask(const chess::MoveList& legal, uint8_t* out) {
+  std::memset(out, 0, MOVE_INDICES);
+  for (chess::Move m : legal) out[move_index(m)] = 1;
+}
+
+bool index_is_geometric(int index) {
+  const int from = index / 64, to = index % 64;
+  if (from == to) return false;
+  const int df = std::abs(to % 8 - from % 8), dr = std::abs(to / 8 - from / 8);
+  return df == 0 || dr == 0 || df == dr || (df == 1 && dr == 2) || (df == 2 && dr == 1);
+}
+
+chess::Position decode_position(const int8_t* planes, uint8_t castling, int en_passant, int halfmove_clock,
+                                int fullmove_number) {
+  // Rebuild a FEN and let the FEN parser validate it, so a bad row gets a precise error.
+  std::string fen;
+  for (int rank = 7; rank >= 0; --rank) {
+    int empty = 0;
+    for (int file = 0; file < 8; ++file) {
+      const int sq = rank * 8 + file;
+      char c = 0;
+      for (int pt = chess::PAWN; pt <= chess::KING; ++pt) {
+        const int8_t v = planes[pt * PLANE_SIZE + sq];
+        if (v == 0) continue;
+        if (c) throw Error("two pieces on square " + chess::square_name(chess::Square(sq)));
+        if (v != 1 && v != -1) throw Error("plane value " + std::to_string(v) + " is not -1, 0 or +1");
+        c = " PNBRQK"[pt];
+        if (v < 0) c = char(c - 'A' + 'a');
+      }
+      if (!c) {
+        ++empty;
+        continue;
+      }
+      if (empty) fen += char('0' + empty);
+      empty = 0;
+      fen += c;
+    }
+    if (empty) fen += char('0' + empty);
+    if (rank) fen += '/';
+  }
+  fen += planes[0] > 0 ? " w " : " b ";
+  std::string rights;
+  if (castling & chess::WHITE_OO) rights += 'K';
+  if (castling & chess::WHITE_OOO) rights += 'Q';
+  if (castling & chess::BLACK_OO) rights += 'k';
+  if (castling & chess::BLACK_OOO) rights += 'q';
+  fen += rights.empty() ? "-" : rights;
+  fen += ' ';
+  fen += en_passant >= 0 && en_passant < 64 ? chess::square_name(chess::Square(en_passant)) : "-";
+  fen += ' ' + std::to_string(halfmove_clock) + ' ' + std::to_string(fullmove_number);
+  return chess::Position(fen);
+}
+
+}  // namespace legalnet::encode

@@ -1,0 +1,40 @@
+// The bridge from boards to network inputs and targets: 7x8x8 planes and the 4096 move index.
+// This is the only place that knows the encoding; the dataset, the models and evaluate use it.
+#pragma once
+
+#include <cstdint>
+
+#include "chess/movegen.h"
+
+namespace legalnet::encode {
+
+constexpr int PLANES = 7;                           // side to move, pawn, knight, bishop, rook, queen, king
+constexpr int PLANE_SIZE = 64;                      // [rank][file], rank 0 = rank 1, file 0 = file a
+constexpr int POSITION_SIZE = PLANES * PLANE_SIZE;  // 448 int8 values per position
+constexpr int MOVE_INDICES = 64 * 64;               // from * 64 + to
+
+// from_square * 64 + to_square. The four promotions of one pawn move share the index (the
+// queen promotion stands for them) and castling is the king's move (e1g1 = 4 * 64 + 6).
+inline int move_index(chess::Move m) { return m.from() * 64 + m.to(); }
+inline chess::Square index_from(int index) { return chess::Square(index / 64); }
+inline chess::Square index_to(int index) { return chess::Square(index % 64); }
+
+// Writes the planes of pos to out[448], as the predecessor did: plane 0 all +1 when white is
+// to move and all -1 when black is; plane p in 1..6 holds +1 for a white piece of type p and
+// -1 for a black one, 0 elsewhere; element [plane * 64 + rank * 8 + file].
+void encode_planes(const chess::Position& pos, int8_t* out);
+
+// Sets out[4096] to 1 at the index of every legal move and 0 elsewhere.
+void encode_legal_mask(const chess::MoveList& legal, uint8_t* out);
+
+// Whether an index can ever be a legal move: a queen line or a knight jump from `from` to
+// `to` (1792 of the 4096 indices). The others are fixed off by the models.
+bool index_is_geometric(int index);
+
+// The planes of a position plus the state they do not show: castling rights (KQkq bits as
+// in chess::CastlingRights), the en-passant square (-1 for none) and the counters. Throws
+// legalnet::Error when the planes are not a valid position.
+chess::Position decode_position(const int8_t* planes, uint8_t castling, int en_passant, int halfmove_clock,
+                                int fullmove_number);
+
+}  // namespace legalnet::encode
