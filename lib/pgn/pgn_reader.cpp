@@ -19,6 +19,20 @@ bool is_move_number(std::string_view t) {
   return i == t.size();
 }
 
+// Characters that end a movetext token (std::strchr would also match the NUL byte).
+bool ends_token(char c) {
+  switch (c) {
+    case ' ':
+    case '\t':
+    case '{':
+    case '}':
+    case '(':
+    case ')':
+    case ';': return true;
+    default: return false;
+  }
+}
+
 // Annotation glyphs written apart from the move: "!", "?!", etc.
 bool is_annotation(std::string_view t) { return t.find_first_not_of("!?") == std::string_view::npos; }
 
@@ -141,8 +155,12 @@ bool PgnReader::next(PgnGame& game) {
         ++i;
         continue;
       }
-      size_t j = i;
-      while (j < line.size() && !std::strchr(" \t{}();", line[j])) ++j;
+      if (c == '}') {  // a stray closing brace: skip it
+        ++i;
+        continue;
+      }
+      size_t j = i + 1;  // c is none of the delimiters handled above
+      while (j < line.size() && !ends_token(line[j])) ++j;
       std::string_view token(line.data() + i, j - i);
       i = j;
       if (variation_depth > 0) continue;

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -14,33 +13,7 @@
 namespace legalnet::chess {
 namespace {
 
-// Runs "go perft <depth>" for every FEN in one Stockfish process and returns, per FEN, the
-// divide lines (sorted) and the total.
-struct StockfishPerft {
-  std::vector<std::string> moves;  // "e2e4: 1", sorted
-  uint64_t nodes = 0;
-};
-
-std::vector<StockfishPerft> stockfish_perft(const std::vector<std::string>& fens, int depth) {
-  std::string script;
-  for (const auto& fen : fens) script += "position fen " + fen + "\ngo perft " + std::to_string(depth) + "\n";
-  script += "quit\n";
-  const std::string out = test::run_command(test::stockfish_path(), script);
-  std::vector<StockfishPerft> results(1);
-  std::istringstream lines(out);
-  const std::regex move_line("^[a-h][1-8][a-h][1-8][qrbn]?: [0-9]+$");
-  for (std::string line; std::getline(lines, line);) {
-    if (std::regex_match(line, move_line)) {
-      results.back().moves.push_back(line);
-    } else if (line.rfind("Nodes searched: ", 0) == 0) {
-      results.back().nodes = std::stoull(line.substr(16));
-      std::sort(results.back().moves.begin(), results.back().moves.end());
-      results.emplace_back();
-    }
-  }
-  results.pop_back();
-  return results;
-}
+using test::stockfish_perft;
 
 std::vector<std::string> our_divide(const std::string& fen, int depth) {
   Position pos(fen);

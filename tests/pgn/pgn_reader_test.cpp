@@ -43,6 +43,7 @@ const char* LICHESS = R"([Event "Rated Blitz game"]
 
 1. e4 { [%clk 0:03:00] } 1... e5 { [%clk 0:03:00] } 2. Nf3 $1 2... Nc6?! 3. Bb5 (3. Bc4 Bc5 (3... Nf6) 4. c3) 3... a6!
 4. Ba4 ; a rest-of-line comment ) with a stray paren
+} 
 4... Nf6 5. O-O Be7 {a comment
 spanning lines} 6. Re1 b5 7. Bb3 d6 8. c3 O-O 9. h3 Na5 10. Bc2 c5 11. d4 Qc7 0-1
 
@@ -58,7 +59,7 @@ TEST(PgnReader, LichessGameWithCommentsNagsAndVariations) {
   EXPECT_EQ(g.sans.size(), 22u);
   EXPECT_EQ(g.first_line, 1);
   EXPECT_EQ(uci_line(g).substr(0, 34), "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6 b5a4");
-  EXPECT_EQ(g.san_lines.back(), 11);
+  EXPECT_EQ(g.san_lines.back(), 12);
 }
 
 TEST(PgnReader, CrlfBomEscapeLinesAndGamesWithoutResult) {

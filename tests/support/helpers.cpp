@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -25,6 +27,27 @@ std::string run_command(const std::string& command, const std::string& input) {
   const int status = pclose(pipe);
   if (status != 0) throw std::runtime_error("command failed (" + std::to_string(status) + "): " + command);
   return out;
+}
+
+std::vector<StockfishPerft> stockfish_perft(const std::vector<std::string>& fens, int depth) {
+  std::string script;
+  for (const auto& fen : fens) script += "position fen " + fen + "\ngo perft " + std::to_string(depth) + "\n";
+  script += "quit\n";
+  const std::string out = run_command(stockfish_path(), script);
+  std::vector<StockfishPerft> results(1);
+  std::istringstream lines(out);
+  const std::regex move_line("^[a-h][1-8][a-h][1-8][qrbn]?: [0-9]+$");
+  for (std::string line; std::getline(lines, line);) {
+    if (std::regex_match(line, move_line)) {
+      results.back().moves.push_back(line);
+    } else if (line.rfind("Nodes searched: ", 0) == 0) {
+      results.back().nodes = std::stoull(line.substr(16));
+      std::sort(results.back().moves.begin(), results.back().moves.end());
+      results.emplace_back();
+    }
+  }
+  results.pop_back();
+  return results;
 }
 
 std::string stockfish_path() { return LEGALNET_STOCKFISH; }

@@ -21,6 +21,14 @@ std::string bin_dir();
 // Whether the side to move, not in check, has a piece pinned to its king.
 bool has_pinned_piece(const chess::Position& pos);
 
+// Stockfish's "go perft <depth>" for every FEN, run in one Stockfish process: per FEN, the
+// divide lines ("e2e4: 1"), sorted, and the total.
+struct StockfishPerft {
+  std::vector<std::string> moves;
+  uint64_t nodes = 0;
+};
+std::vector<StockfishPerft> stockfish_perft(const std::vector<std::string>& fens, int depth);
+
 // FENs sampled from seeded random games: every position with a legal en-passant capture,
 // a promotion, castling, a check or a pin, and every 25th other one, until `count` are collected.
 std::vector<std::string> sample_fens(uint64_t seed, size_t count);
