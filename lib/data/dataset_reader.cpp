@@ -80,8 +80,7 @@ struct DatasetReader::Impl {
     return it->second;
   }
 
-  void read_slab(const std::string& name, hid_t mem_type, uint64_t start, uint64_t count, hsize_t row_size,
-                 void* out) const {
+  void read_slab(const std::string& name, hid_t mem_type, uint64_t start, uint64_t count, void* out) const {
     const hid_t ds = dataset(name);
     h5::Handle file_space(h5::check(H5Dget_space(ds), path, name));
     const int rank = H5Sget_simple_extent_ndims(file_space);
@@ -97,8 +96,9 @@ struct DatasetReader::Impl {
     counts[0] = count;
     h5::check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, offset.data(), nullptr, counts.data(), nullptr),
                      path, name);
-    const hsize_t n = count * row_size;
-    h5::Handle mem_space(h5::check(H5Screate_simple(1, &n, nullptr), path, name));
+    // The memory space has the selection's own shape: a 1-D memory space against an N-D
+    // selection makes HDF5 map element by element, 20x slower.
+    h5::Handle mem_space(h5::check(H5Screate_simple(rank, counts.data(), nullptr), path, name));
     h5::check_status(H5Dread(ds, mem_type, mem_space, file_space, H5P_DEFAULT, out), path, "read " + name);
   }
 };
@@ -149,22 +149,22 @@ uint64_t DatasetReader::num_positions() const { return impl_->positions; }
 uint64_t DatasetReader::num_games() const { return impl_->games; }
 
 void DatasetReader::read_positions(uint64_t start, uint64_t count, int8_t* out) const {
-  impl_->read_slab(POSITIONS, H5T_NATIVE_INT8, start, count, encode::POSITION_SIZE, out);
+  impl_->read_slab(POSITIONS, H5T_NATIVE_INT8, start, count, out);
 }
 
 void DatasetReader::read_legal_moves(uint64_t start, uint64_t count, uint8_t* out) const {
-  impl_->read_slab(LEGAL_MOVES, H5T_NATIVE_UINT8, start, count, encode::MOVE_INDICES, out);
+  impl_->read_slab(LEGAL_MOVES, H5T_NATIVE_UINT8, start, count, out);
 }
 
 std::vector<int64_t> DatasetReader::read_row_column(const char* name, uint64_t start, uint64_t count) const {
   std::vector<int64_t> values(count);
-  impl_->read_slab(name, H5T_NATIVE_INT64, start, count, 1, values.data());
+  impl_->read_slab(name, H5T_NATIVE_INT64, start, count, values.data());
   return values;
 }
 
 std::vector<int64_t> DatasetReader::read_game_column(const char* name) const {
   std::vector<int64_t> values(impl_->games);
-  impl_->read_slab(std::string(GAMES_GROUP) + "/" + name, H5T_NATIVE_INT64, 0, impl_->games, 1, values.data());
+  impl_->read_slab(std::string(GAMES_GROUP) + "/" + name, H5T_NATIVE_INT64, 0, impl_->games, values.data());
   return values;
 }
 

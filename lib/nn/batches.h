@@ -1,0 +1,53 @@
+// Training batches assembled on a background thread, in an order fixed by (seed, epoch), so
+// that a resumed run sees exactly the batches an uninterrupted one would.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "nn/training_data.h"
+
+namespace legalnet::nn {
+
+struct Batch {
+  torch::Tensor planes;   // float [B,7,8,8]
+  torch::Tensor targets;  // float [B,4096]
+};
+
+// Expands rows [rows, rows + n) of `data` into a batch on the CPU (pinned when `pin`).
+Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin);
+
+// The row order of one epoch: a Fisher-Yates shuffle driven by GameRng(seed, epoch).
+std::vector<uint32_t> epoch_order(size_t rows, uint64_t seed, int64_t epoch);
+
+class BatchLoader {
+ public:
+  // Produces the batches of steps first_step, first_step + 1, ... (epochs of
+  // rows / batch_size full batches) and moves them to `device`.
+  BatchLoader(const CompactPositions& data, int batch_size, uint64_t seed, int64_t first_step,
+              const torch::Device& device);
+  ~BatchLoader();
+  Batch next();
+  int64_t steps_per_epoch() const { return steps_per_epoch_; }
+
+ private:
+  void produce();
+  const CompactPositions& data_;
+  const int batch_size_;
+  const uint64_t seed_;
+  const torch::Device device_;
+  int64_t steps_per_epoch_;
+  int64_t next_step_;
+  std::deque<Batch> queue_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stop_ = false;
+  std::exception_ptr failure_;
+  std::thread thread_;
+};
+
+}  // namespace legalnet::nn

@@ -1,0 +1,32 @@
+#include "nn/metrics.h"
+
+#include <numeric>
+
+#include "nn/batches.h"
+
+namespace legalnet::nn {
+
+Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch_size, const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  net.eval();
+  Evaluation e;
+  std::vector<uint32_t> rows(data.size());
+  std::iota(rows.begin(), rows.end(), 0u);
+  double loss_sum = 0;
+  for (size_t first = 0; first < rows.size(); first += size_t(batch_size)) {
+    const size_t n = std::min(size_t(batch_size), rows.size() - first);
+    Batch b = make_batch(data, rows.data() + first, n, false);
+    const auto targets = b.targets.to(device);
+    const auto logits = net.forward(b.planes.to(device));
+    loss_sum += torch::binary_cross_entropy_with_logits(logits, targets, {}, {}, at::Reduction::Sum).item<double>();
+    const auto predicted = logits > 0, legal = targets > 0.5;
+    e.true_positives += uint64_t((predicted & legal).sum().item<int64_t>());
+    e.false_positives += uint64_t((predicted & ~legal).sum().item<int64_t>());
+    e.false_negatives += uint64_t((~predicted & legal).sum().item<int64_t>());
+  }
+  e.positions = data.size();
+  e.loss = data.size() ? loss_sum / (double(data.size()) * 4096.0) : 0.0;
+  return e;
+}
+
+}  // namespace legalnet::nn

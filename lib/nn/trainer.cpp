@@ -1,0 +1,249 @@
+#include "nn/trainer.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "nn/batches.h"
+#include "nn/device.h"
+#include "nn/metrics.h"
+#include "nn/model_file.h"
+#include "util/error.h"
+#include "util/files.h"
+#include "util/progress.h"
+#include "util/version.h"
+
+namespace legalnet::nn {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o, PolicyNet& net) {
+  if (o.optimizer == "adam")
+    return std::make_unique<torch::optim::Adam>(net.parameters(),
+                                                torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+  if (o.optimizer == "adamw")
+    return std::make_unique<torch::optim::AdamW>(net.parameters(),
+                                                 torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+  if (o.optimizer == "sgd")
+    return std::make_unique<torch::optim::SGD>(
+        net.parameters(), torch::optim::SGDOptions(o.lr).momentum(0.9).nesterov(true).weight_decay(o.weight_decay));
+  throw Error("unknown optimizer '" + o.optimizer + "' (expected adam, adamw or sgd)");
+}
+
+void set_lr(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+}
+
+std::string options_json(const TrainOptions& o, const ModelConfig& model, int64_t total_steps, size_t train_rows,
+                         size_t val_rows) {
+  nlohmann::ordered_json j;
+  j["tool"] = "train";
+  j["version"] = std::string(VERSION) + " (" + GIT_DESCRIBE + ")";
+  j["command_line"] = o.command_line;
+  j["data"] = o.data;
+  j["val"] = o.val;
+  j["model"] = nlohmann::json::parse(model.to_json());
+  j["model_description"] = model.describe();
+  j["epochs"] = o.epochs;
+  j["max_steps"] = o.max_steps;
+  j["total_steps"] = total_steps;
+  j["batch_size"] = o.batch_size;
+  j["lr"] = o.lr;
+  j["optimizer"] = o.optimizer;
+  j["weight_decay"] = o.weight_decay;
+  j["warmup"] = o.warmup;
+  j["min_lr_ratio"] = o.min_lr_ratio;
+  j["clip"] = o.clip;
+  j["max_ply"] = o.max_ply;
+  j["seed"] = o.seed;
+  j["train_positions"] = train_rows;
+  j["val_positions"] = val_rows;
+  return j.dump(2);
+}
+
+constexpr const char* CSV_HEADER =
+    "step,epoch,samples,train_loss,val_loss,precision,recall,f1,samples_per_s,lr,elapsed_s\n";
+
+}  // namespace
+
+double scheduled_lr(const TrainOptions& o, int64_t step, int64_t total) {
+  const double warmup_steps = std::max(1.0, o.warmup * double(total));
+  if (double(step) < warmup_steps) return o.lr * (double(step) + 1) / warmup_steps;
+  const double progress = std::min(1.0, (double(step) - warmup_steps) / std::max(1.0, double(total) - warmup_steps));
+  const double floor = o.lr * o.min_lr_ratio;
+  return floor + (o.lr - floor) * 0.5 * (1 + std::cos(M_PI * progress));
+}
+
+void ensure_passive_openmp(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY")) return;
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  execv("/proc/self/exe", argv);  // returns only on failure: then go on with the default policy
+}
+
+TrainResult run_train(const TrainOptions& o) {
+  const ModelConfig model = o.model.resolved();
+  if (o.data.empty()) throw Error("no training data: give --data FILE.h5");
+  if (o.out.empty()) throw Error("no run folder: give --out runs/NAME");
+  if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
+  if (!(o.lr > 0)) throw Error("--lr must be positive");
+  const fs::path run(o.out);
+  const std::string model_path = (run / "model.pt").string(), checkpoint_path = (run / "checkpoint.pt").string(),
+                    metrics_path = (run / "metrics.csv").string();
+  if (o.resume && !fs::exists(checkpoint_path)) throw Error("--resume: no checkpoint at '" + checkpoint_path + "'");
+  if (!o.resume && !o.force && (fs::exists(model_path) || fs::exists(checkpoint_path)))
+    throw Error("'" + o.out + "' already holds a run; use --resume to continue it or --force to start over");
+
+  const torch::Device device = pick_device(o.device);
+  configure_threads(o.threads);
+  configure_for_speed(device);
+  torch::manual_seed(o.seed);
+
+  LoadOptions load;
+  load.max_ply = o.max_ply;
+  load.quiet = o.quiet;
+  CompactPositions train_rows, val_rows;
+  if (o.val.empty()) {
+    split_by_game(load_positions(o.data, load), o.val_fraction, o.seed, train_rows, val_rows);
+  } else {
+    train_rows = load_positions(o.data, load);
+    LoadOptions val_load = load;
+    val_load.max_rows = o.val_max;
+    val_rows = load_positions(o.val, val_load);
+  }
+  if (val_rows.size() > o.val_max) {
+    CompactPositions first;
+    for (size_t r = 0; r < o.val_max; ++r) first.append_row(val_rows, r);
+    val_rows = std::move(first);
+  }
+
+  auto net = make_model(model);
+  net->to(device);
+  auto optimizer = make_optimizer(o, *net);
+  const int64_t steps_per_epoch = int64_t(train_rows.size()) / o.batch_size;
+  int64_t total_steps = int64_t(o.epochs) * steps_per_epoch;
+  if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
+  if (total_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
+
+  TrainState state;
+  fs::create_directories(run);
+  if (o.resume) {
+    state = load_checkpoint(checkpoint_path, model, *net, *optimizer, device);
+  } else {
+    fs::remove(model_path);
+    fs::remove(checkpoint_path);
+    OutputFile csv(metrics_path);
+    csv.write(CSV_HEADER);
+    csv.commit();
+  }
+  {
+    OutputFile json((run / "options.json").string());
+    json.write(options_json(o, model, total_steps, train_rows.size(), val_rows.size()) + "\n");
+    json.commit();
+  }
+  std::ofstream csv(metrics_path, std::ios::app);
+  if (!csv) throw Error("cannot append to '" + metrics_path + "'");
+
+  if (!o.quiet)
+    fmt::print(stderr, "train: {} ({} parameters) on {}, {} training / {} validation positions, {} steps of {}\n",
+               model.describe(), count_parameters(*net), device.str(), train_rows.size(), val_rows.size(), total_steps,
+               o.batch_size);
+
+  BatchLoader loader(train_rows, o.batch_size, o.seed, state.step, device);
+  Progress progress("steps", uint64_t(total_steps), !o.quiet && stderr_is_terminal());
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  double loss_sum = 0, window_start_time = 0;
+  int64_t loss_count = 0, window_start_samples = state.samples;
+  TrainResult result;
+
+  auto evaluate_and_log = [&](int64_t step) {
+    const Evaluation v = evaluate_loss(*net, val_rows, 1024, device);
+    const double now = state.elapsed_seconds + seconds();
+    const double rate = double(state.samples - window_start_samples) / std::max(1e-9, now - window_start_time);
+    csv << fmt::format("{},{:.4f},{},{:.6g},{:.6g},{:.5f},{:.5f},{:.5f},{:.1f},{:.6g},{:.1f}\n", step,
+                       double(state.samples) / double(train_rows.size()), state.samples,
+                       loss_count ? loss_sum / double(loss_count) : 0.0, v.loss, v.precision(), v.recall(), v.f1(),
+                       rate, scheduled_lr(o, std::max<int64_t>(step - 1, 0), total_steps), now);
+    csv.flush();
+    if (!csv) throw Error("cannot write '" + metrics_path + "'");
+    if (!o.quiet) {
+      progress.finish();
+      fmt::print(stderr, "step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s\n", step,
+                 loss_count ? loss_sum / double(loss_count) : 0.0, v.loss, v.precision(), v.recall(), v.f1(),
+                 human_count(rate));
+    }
+    loss_sum = 0;
+    loss_count = 0;
+    window_start_time = now;
+    window_start_samples = state.samples;
+    result.final_val_loss = v.loss;
+    result.precision = v.precision();
+    result.recall = v.recall();
+    result.samples_per_second = rate;
+  };
+
+  while (state.step < total_steps) {
+    if (o.max_time > 0 && state.elapsed_seconds + seconds() >= o.max_time) {
+      if (!o.quiet) fmt::print(stderr, "train: --max-time {} s reached at step {}\n", o.max_time, state.step);
+      break;
+    }
+    Batch batch = loader.next();
+    net->train();
+    set_lr(*optimizer, scheduled_lr(o, state.step, total_steps));
+    torch::Tensor loss;
+    try {
+      loss = torch::binary_cross_entropy_with_logits(net->forward(batch.planes), batch.targets);
+      optimizer->zero_grad();
+      loss.backward();
+    } catch (const c10::Error& e) {
+      const std::string what = e.what_without_backtrace();
+      if (what.find("out of memory") != std::string::npos)
+        throw Error(fmt::format("{} out of memory at --batch-size {}; try --batch-size {}", device.str(), o.batch_size,
+                                std::max(1, o.batch_size / 2)));
+      throw Error("torch: " + what.substr(0, what.find('\n')));
+    }
+    const double value = loss.item<double>();
+    if (!std::isfinite(value))
+      throw Error(
+          fmt::format("the loss became {} at step {}; stopped. The last good checkpoint is '{}' (step <= {}); "
+                      "try a lower --lr or --clip",
+                      value, state.step, checkpoint_path, state.step));
+    if (o.clip > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), o.clip);
+    optimizer->step();
+    ++state.step;
+    state.samples += o.batch_size;
+    loss_sum += value;
+    ++loss_count;
+    progress.update(uint64_t(state.step));
+    if (state.step % o.eval_every == 0 || state.step == total_steps) evaluate_and_log(state.step);
+    if (state.step % o.checkpoint_every == 0 && state.step < total_steps) {
+      state.elapsed_seconds += seconds();
+      save_checkpoint(checkpoint_path, model, *net, *optimizer, state);
+      state.elapsed_seconds -= seconds();
+    }
+  }
+  progress.finish();
+  if (loss_count) evaluate_and_log(state.step);
+  state.elapsed_seconds += seconds();
+  save_checkpoint(checkpoint_path, model, *net, *optimizer, state);
+  nlohmann::ordered_json training =
+      nlohmann::json::parse(options_json(o, model, total_steps, train_rows.size(), val_rows.size()));
+  training["steps_done"] = state.step;
+  training["samples_seen"] = state.samples;
+  training["train_seconds"] = state.elapsed_seconds;
+  training["final_val_loss"] = result.final_val_loss;
+  save_model(model_path, model, *net, training.dump());
+  result.steps = state.step;
+  if (!o.quiet)
+    fmt::print(stderr, "train: {} steps in {:.1f} s; model in {}\n", state.step, state.elapsed_seconds, model_path);
+  return result;
+}
+
+}  // namespace legalnet::nn

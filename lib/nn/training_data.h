@@ -1,0 +1,43 @@
+// Dataset rows held in memory compactly for training and evaluation: 64 signed piece codes
+// and the side to move per position (65 bytes instead of 448), legal moves as index lists
+// (about 60 bytes instead of 4096). Batches expand them to planes and masks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace legalnet::nn {
+
+struct CompactPositions {
+  std::vector<int8_t> squares;              // 64 per row: +type for white, -type for black, 0 empty
+  std::vector<int8_t> side;                 // +1 white to move, -1 black
+  std::vector<uint16_t> legal;              // legal move indices of all rows
+  std::vector<uint64_t> legal_begin = {0};  // row r's moves are legal[legal_begin[r] .. legal_begin[r+1])
+  std::vector<int64_t> game;                // game number, unique across the loaded files
+  std::vector<int32_t> ply;
+
+  size_t size() const { return side.size(); }
+  // The planes of row r into out[448] as floats (encode::encode_planes's layout).
+  void expand_planes(size_t r, float* out) const;
+  // The legal-move mask of row r into out[4096] as 0/1 floats.
+  void expand_mask(size_t r, float* out) const;
+  // Appends row r of `other`.
+  void append_row(const CompactPositions& other, size_t r);
+};
+
+struct LoadOptions {
+  int max_ply = -1;       // keep only rows with ply <= max_ply (-1: all)
+  uint64_t max_rows = 0;  // 0: all
+  bool quiet = false;
+};
+
+// Reads one or more datasets (a merged file counts as one) into memory, in file order.
+CompactPositions load_positions(const std::vector<std::string>& paths, const LoadOptions& options);
+
+// Splits rows by game: a game goes to validation when a hash of (seed, game) falls below
+// `fraction`. Never splits a game.
+void split_by_game(const CompactPositions& all, double fraction, uint64_t seed, CompactPositions& train,
+                   CompactPositions& validation);
+
+}  // namespace legalnet::nn

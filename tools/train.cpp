@@ -1,0 +1,64 @@
+// train: learns the legal-move masks of a legalnet dataset with binary cross-entropy.
+#include <fmt/core.h>
+#include <CLI/CLI.hpp>
+
+#include "nn/trainer.h"
+#include "util/error.h"
+#include "util/version.h"
+
+int main(int argc, char** argv) {
+  using namespace legalnet;
+  nn::ensure_passive_openmp(argv);
+  CLI::App app{
+      "train: trains a policy net (mlp, conv or resnet) to predict the legal moves of a position with binary\n"
+      "cross-entropy, on CPU or CUDA. The datasets are loaded into memory compactly (about 130 bytes a\n"
+      "position; a streaming mode for datasets larger than memory does not exist yet). Writes\n"
+      "OUT/model.pt, OUT/checkpoint.pt, OUT/metrics.csv and OUT/options.json."};
+  app.set_version_flag("--version", std::string("train ") + VERSION + " (" + GIT_DESCRIBE + ")");
+  app.set_config("--config", "", "Read options from an INI or TOML file (keys are the long option names)");
+  nn::TrainOptions o;
+  app.add_option("--data", o.data, "Training dataset(s)")->required();
+  app.add_option("--val", o.val, "Validation dataset(s); default: a split of --data by game");
+  app.add_option("--val-fraction", o.val_fraction, "Share of games held out without --val")->capture_default_str();
+  app.add_option("--val-max", o.val_max, "Positions used per validation pass")->capture_default_str();
+  app.add_option("--out", o.out, "Run folder (runs/NAME)")->required();
+  app.add_option("--model", o.model.kind, "mlp | conv | resnet")->capture_default_str();
+  app.add_option("--hidden", o.model.hidden, "mlp: hidden width (4096); conv: FC width (1024)");
+  app.add_option("--blocks", o.model.blocks, "conv/resnet: blocks (8 / 6)");
+  app.add_option("--channels", o.model.channels, "conv/resnet: filters (128 / 32)");
+  app.add_flag("--se", o.model.squeeze_excitation, "resnet: squeeze-excitation in each block");
+  app.add_flag("!--full-head", o.model.geometric_head,
+               "mlp/conv: a 4096-wide last layer, as the predecessor (default: the 1792 possible moves)");
+  app.add_option("--epochs", o.epochs, "Passes over the training set")->capture_default_str();
+  app.add_option("--max-steps", o.max_steps, "Stop after this many steps (the schedule spans them)");
+  app.add_option("--max-time", o.max_time, "Stop after this many seconds of training");
+  app.add_option("--batch-size", o.batch_size, "Positions per step")->capture_default_str();
+  app.add_option("--lr", o.lr, "Peak learning rate")->capture_default_str();
+  app.add_option("--optimizer", o.optimizer, "adam | adamw | sgd")->capture_default_str();
+  app.add_option("--weight-decay", o.weight_decay, "Weight decay")->capture_default_str();
+  app.add_option("--warmup", o.warmup, "Share of steps of linear warm-up, then cosine decay")->capture_default_str();
+  app.add_option("--min-lr-ratio", o.min_lr_ratio, "Final learning rate / peak")->capture_default_str();
+  app.add_option("--clip", o.clip, "Gradient-norm clipping (0: off)")->capture_default_str();
+  app.add_option("--max-ply", o.max_ply, "Train only on positions with ply <= this (-1: all)")->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed of initialisation, shuffling and the validation split")->capture_default_str();
+  app.add_option("--device", o.device, "auto | cpu | cuda | cuda:N")->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->capture_default_str();
+  app.add_option("--eval-every", o.eval_every, "Steps between validation rows in metrics.csv")->capture_default_str();
+  app.add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints")->capture_default_str();
+  app.add_flag("--resume", o.resume, "Continue the run in --out from its checkpoint");
+  app.add_flag("--force", o.force, "Overwrite a finished run in --out");
+  app.add_flag("--quiet,-q", o.quiet, "No progress bar and no per-evaluation lines");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+  try {
+    nn::run_train(o);
+    return 0;
+  } catch (const Error& e) {
+    fmt::print(stderr, "train: {}\n", e.what());
+    return 1;
+  }
+}
