@@ -1,0 +1,162 @@
+#include "eval/games.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "chess/game_end.h"
+#include "chess/movegen.h"
+#include "encode/encode.h"
+#include "games/rng.h"
+
+namespace legalnet::eval {
+
+using namespace chess;
+
+int pick_index(const float* probs, bool greedy, double uniform) {
+  if (greedy) return int(std::max_element(probs, probs + encode::MOVE_INDICES) - probs);
+  double total = 0;
+  for (int i = 0; i < encode::MOVE_INDICES; ++i) total += probs[i];
+  double target = uniform * total;
+  for (int i = 0; i < encode::MOVE_INDICES; ++i) {
+    target -= probs[i];
+    if (target < 0) return i;
+  }
+  return encode::MOVE_INDICES - 1;
+}
+
+namespace {
+
+// The legal move an index stands for (a queen for a promotion), or none.
+Move legal_move_for(const MoveList& legal, int index) {
+  for (Move m : legal)
+    if (encode::move_index(m) == index && (m.kind() != MoveKind::PROMOTION || m.promotion() == QUEEN)) return m;
+  return Move::none();
+}
+
+struct LiveGame {
+  Position pos;
+  GameRng rng;
+  Color model_color = WHITE;
+  GameRecordStats stats;
+  bool over = false;
+  LiveGame(uint64_t seed, uint64_t index) : rng(seed, index) {}
+};
+
+}  // namespace
+
+double GamesSummary::mean_plies_before_illegal() const {
+  double sum = 0;
+  for (const auto& g : games) sum += g.plies_before_illegal;
+  return games.empty() ? 0.0 : sum / double(games.size());
+}
+
+double GamesSummary::share_without_illegal() const {
+  int n = 0;
+  for (const auto& g : games) n += !g.had_illegal && g.natural_end;
+  return games.empty() ? 0.0 : double(n) / double(games.size());
+}
+
+uint64_t GamesSummary::picks() const {
+  uint64_t n = 0;
+  for (const auto& g : games) n += uint64_t(g.model_picks);
+  return n;
+}
+
+uint64_t GamesSummary::illegal() const {
+  uint64_t n = 0;
+  for (const auto& g : games) n += uint64_t(g.illegal_picks);
+  return n;
+}
+
+double GamesSummary::illegal_rate() const { return picks() ? double(illegal()) / double(picks()) : 0.0; }
+
+std::pair<double, double> GamesSummary::illegal_rate_interval() const {
+  const double n = double(picks()), p = illegal_rate(), z = 1.96;
+  if (n == 0) return {0, 0};
+  const double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
+  const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n);
+  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+GamesSummary play_games(const Predictor& predict, const GameOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  GamesSummary summary;
+  summary.games.resize(size_t(o.games));
+  for (int first = 0; first < o.games; first += o.concurrent) {
+    std::vector<LiveGame> live;
+    for (int g = first; g < std::min(o.games, first + o.concurrent); ++g) {
+      live.emplace_back(o.seed, uint64_t(g));
+      live.back().model_color = live.back().rng.below(2) ? BLACK : WHITE;
+    }
+    std::vector<const Position*> batch;
+    std::vector<LiveGame*> owners;
+    std::vector<float> probs;
+    for (;;) {
+      // Random-mover and finished games advance without the model.
+      batch.clear();
+      owners.clear();
+      for (auto& g : live) {
+        while (!g.over) {
+          const MoveList legal(g.pos);
+          const Termination t = termination(g.pos, legal.size());
+          if (t != Termination::NONE || (o.max_plies && g.stats.plies >= o.max_plies)) {
+            g.over = true;
+            g.stats.natural_end = t != Termination::NONE;
+            if (!g.stats.had_illegal) g.stats.plies_before_illegal = g.stats.plies;
+            if (t == Termination::CHECKMATE)
+              g.stats.model_result = g.pos.side_to_move() == (o.self_play ? WHITE : g.model_color) ? -1 : 1;
+            break;
+          }
+          if (o.self_play || g.pos.side_to_move() == g.model_color) {
+            batch.push_back(&g.pos);
+            owners.push_back(&g);
+            break;
+          }
+          g.pos.do_move(legal[int(g.rng.below(uint32_t(legal.size())))]);
+          ++g.stats.plies;
+        }
+      }
+      if (batch.empty()) break;
+      probs.assign(batch.size() * encode::MOVE_INDICES, 0.0f);
+      predict(batch, probs);
+      for (size_t i = 0; i < owners.size(); ++i) {
+        LiveGame& g = *owners[i];
+        float* p = probs.data() + i * encode::MOVE_INDICES;
+        const MoveList legal(g.pos);
+        ++g.stats.model_picks;
+        Move m = legal_move_for(legal, pick_index(p, o.greedy, g.rng.uniform()));
+        if (m.is_none()) {
+          ++g.stats.illegal_picks;
+          if (!g.stats.had_illegal) {
+            g.stats.had_illegal = true;
+            g.stats.plies_before_illegal = g.stats.plies;
+          }
+          if (!o.resample_illegal) {
+            g.over = true;
+            continue;
+          }
+          // Sample again among the legal moves only, in proportion to the model's probabilities.
+          std::vector<float> legal_probs(encode::MOVE_INDICES, 0.0f);
+          for (Move lm : legal) legal_probs[size_t(encode::move_index(lm))] = p[encode::move_index(lm)] + 1e-12f;
+          m = legal_move_for(legal, pick_index(legal_probs.data(), o.greedy, g.rng.uniform()));
+        }
+        g.pos.do_move(m);
+        ++g.stats.plies;
+      }
+    }
+    for (size_t i = 0; i < live.size(); ++i) summary.games[size_t(first) + i] = live[i].stats;
+  }
+  for (const auto& g : summary.games) {
+    if (!g.natural_end || (g.had_illegal && !o.resample_illegal)) continue;
+    if (g.model_result > 0)
+      ++summary.wins;
+    else if (g.model_result < 0)
+      ++summary.losses;
+    else
+      ++summary.draws;
+  }
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return summary;
+}
+
+}  // namespace legalnet::eval

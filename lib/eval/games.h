@@ -1,0 +1,56 @@
+// Games played by sampling a model's moves, many at once so inference runs in batches.
+// The model is behind a plain callback, so this needs no torch (and tests can fake a model).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "chess/position.h"
+
+namespace legalnet::eval {
+
+// Fills probs[i * 4096 ..] with the model's move probabilities (sigmoid outputs) for positions[i].
+using Predictor = std::function<void(const std::vector<const chess::Position*>& positions, std::vector<float>& probs)>;
+
+struct GameOptions {
+  int games = 100;
+  uint64_t seed = 0;
+  bool greedy = false;           // the highest-scoring move instead of sampling
+  bool self_play = false;        // the model plays both sides (else against a uniform random mover)
+  bool resample_illegal = true;  // after an illegal pick, sample again among legal moves and go on
+  int max_plies = 0;             // 0: play to the end by the rules
+  int concurrent = 256;          // games advanced together (the inference batch)
+};
+
+struct GameRecordStats {
+  int plies = 0;                 // plies of the whole game
+  int plies_before_illegal = 0;  // the predecessor's figure: all plies before the first illegal pick
+  bool had_illegal = false;
+  int model_picks = 0, illegal_picks = 0;
+  int model_result = 0;      // +1 model won, 0 draw, -1 lost (model as white when self-play)
+  bool natural_end = false;  // ended by the rules (not by max_plies)
+};
+
+struct GamesSummary {
+  std::vector<GameRecordStats> games;
+  double mean_plies_before_illegal() const;
+  double share_without_illegal() const;  // games to their natural end with no illegal pick
+  uint64_t picks() const;
+  uint64_t illegal() const;
+  // Per-pick illegal rate with a 95% Wilson interval.
+  double illegal_rate() const;
+  std::pair<double, double> illegal_rate_interval() const;
+  int wins = 0, draws = 0, losses = 0;
+  double seconds = 0;
+};
+
+// Plays the games. Deterministic from options.seed: each game draws its colour, the random
+// mover's moves and its samples from GameRng(seed, game index).
+GamesSummary play_games(const Predictor& predict, const GameOptions& options);
+
+// The move a probability vector picks: sampled in proportion (the predecessor's multinomial
+// over sigmoid outputs) or the maximum. Returns an index 0..4095.
+int pick_index(const float* probs, bool greedy, double uniform);
+
+}  // namespace legalnet::eval

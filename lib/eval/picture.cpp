@@ -1,0 +1,120 @@
+#include "eval/picture.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+#include <vector>
+
+#include "chess/movegen.h"
+#include "encode/encode.h"
+#include "util/error.h"
+#include "util/files.h"
+
+namespace legalnet::eval {
+namespace {
+
+constexpr int SQ = 60;    // pixels per square on the main board
+constexpr int HEAT = 24;  // pixels per square on the heat maps
+constexpr int MARGIN = 24;
+
+// Unicode chess glyphs, white then black, pawn..king.
+const char* GLYPHS[2][7] = {{"", "\u2659", "\u2658", "\u2657", "\u2656", "\u2655", "\u2654"},
+                            {"", "\u265F", "\u265E", "\u265D", "\u265C", "\u265B", "\u265A"}};
+
+// Board pixel centre of a square seen from white (a1 bottom left).
+std::pair<double, double> centre(int sq) { return {MARGIN + (sq % 8 + 0.5) * SQ, MARGIN + (7 - sq / 8 + 0.5) * SQ}; }
+
+void heat_map(std::string& svg, const std::vector<double>& heat, int x0, int y0, const char* title) {
+  const double top = std::max(1e-9, *std::max_element(heat.begin(), heat.end()));
+  svg +=
+      fmt::format(R"svg(<text x="{}" y="{}" font-size="14" font-family="sans-serif">{}</text>)svg", x0, y0 - 6, title);
+  for (int sq = 0; sq < 64; ++sq) {
+    const double v = heat[size_t(sq)] / top;
+    svg += fmt::format(
+        R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="rgb({},{},{})" stroke="#999" stroke-width="0.5"/>)svg",
+        x0 + (sq % 8) * HEAT, y0 + (7 - sq / 8) * HEAT, HEAT, HEAT, 255, int(255 * (1 - v)), int(255 * (1 - v)));
+  }
+}
+
+}  // namespace
+
+std::string position_svg(const chess::Position& pos, const float* probs, int top_k) {
+  const int board = 8 * SQ, width = 2 * MARGIN + board + MARGIN + 8 * HEAT + MARGIN, height = 2 * MARGIN + board;
+  std::string svg = fmt::format(
+      R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}"><rect width="100%" height="100%" fill="white"/>)svg",
+      width, height, width, height);
+  svg +=
+      R"svg(<defs><marker id="g" markerWidth="4" markerHeight="4" refX="2" refY="2" orient="auto"><path d="M0,0 L4,2 L0,4 z" fill="#1a8f3a"/></marker>)svg"
+      R"svg(<marker id="r" markerWidth="4" markerHeight="4" refX="2" refY="2" orient="auto"><path d="M0,0 L4,2 L0,4 z" fill="#d42a2a"/></marker></defs>)svg";
+  for (int sq = 0; sq < 64; ++sq) {
+    const bool light = (sq / 8 + sq % 8) % 2 == 1;
+    svg += fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"/>)svg", MARGIN + (sq % 8) * SQ,
+                       MARGIN + (7 - sq / 8) * SQ, SQ, SQ, light ? "#f0d9b5" : "#b58863");
+    const chess::Piece p = pos.piece_on(chess::Square(sq));
+    if (p != chess::NO_PIECE) {
+      const auto [x, y] = centre(sq);
+      svg += fmt::format(
+          R"svg(<text x="{}" y="{}" font-size="{}" text-anchor="middle" dominant-baseline="central">{}</text>)svg", x,
+          y + 2, SQ * 0.8, GLYPHS[chess::color_of(p)][chess::type_of(p)]);
+    }
+  }
+  for (int f = 0; f < 8; ++f)
+    svg += fmt::format(
+        R"svg(<text x="{}" y="{}" font-size="14" text-anchor="middle" font-family="sans-serif">{}</text>)svg",
+        MARGIN + f * SQ + SQ / 2, MARGIN + board + 17, char('a' + f));
+  for (int r = 0; r < 8; ++r)
+    svg += fmt::format(
+        R"svg(<text x="{}" y="{}" font-size="14" text-anchor="middle" font-family="sans-serif">{}</text>)svg",
+        MARGIN / 2, MARGIN + (7 - r) * SQ + SQ / 2 + 5, r + 1);
+
+  bool legal[encode::MOVE_INDICES] = {};
+  for (chess::Move m : chess::MoveList(pos)) legal[encode::move_index(m)] = true;
+  std::vector<int> order(encode::MOVE_INDICES);
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + top_k, order.end(),
+                    [&](int a, int b) { return probs[a] > probs[b]; });
+  for (int i = top_k - 1; i >= 0; --i) {
+    const int index = order[size_t(i)];
+    const auto [x1, y1] = centre(index / 64);
+    const auto [x2, y2] = centre(index % 64);
+    svg += fmt::format(
+        R"svg(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="{:.1f}" stroke-opacity="0.75" marker-end="url(#{})"/>)svg",
+        x1, y1, x2, y2, legal[index] ? "#1a8f3a" : "#d42a2a", 2 + 10 * probs[index], legal[index] ? "g" : "r");
+  }
+  std::vector<double> from(64, 0.0), to(64, 0.0);
+  for (int i = 0; i < encode::MOVE_INDICES; ++i) {
+    from[size_t(i / 64)] += probs[i];
+    to[size_t(i % 64)] += probs[i];
+  }
+  const int hx = 2 * MARGIN + board;
+  heat_map(svg, from, hx, MARGIN + 20, "from-square probability");
+  heat_map(svg, to, hx, MARGIN + 20 + 8 * HEAT + 50, "to-square probability");
+  svg += "</svg>\n";
+  return svg;
+}
+
+void write_picture(const std::string& path, const std::string& svg) {
+  const bool png = path.size() > 4 && path.substr(path.size() - 4) == ".png";
+  if (!png) {
+    OutputFile out(path);
+    out.write(svg);
+    out.commit();
+    return;
+  }
+  AtomicPath svg_file(path + ".svg");
+  {
+    OutputFile out(svg_file.temp());
+    out.write(svg);
+    out.commit();
+  }
+  AtomicPath target(path);
+  const std::string command = "rsvg-convert -f png -o '" + target.temp() + "' '" + svg_file.temp() + "' 2>/dev/null";
+  if (std::system(command.c_str()) != 0)
+    throw Error("cannot write '" + path +
+                "': rsvg-convert (Debian package librsvg2-bin) failed or is missing; use .svg");
+  target.commit();
+}
+
+}  // namespace legalnet::eval

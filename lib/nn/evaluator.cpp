@@ -1,0 +1,282 @@
+#include "nn/evaluator.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "chess/notation.h"
+#include "data/dataset_format.h"
+#include "data/dataset_reader.h"
+#include "encode/encode.h"
+#include "eval/anatomy.h"
+#include "eval/games.h"
+#include "eval/picture.h"
+#include "nn/device.h"
+#include "nn/model_file.h"
+#include "util/error.h"
+#include "util/files.h"
+#include "util/progress.h"
+#include "util/version.h"
+
+namespace legalnet::nn {
+namespace {
+
+using nlohmann::ordered_json;
+
+// Probabilities (sigmoid of the logits) for a batch of positions, on the model's device.
+std::vector<float> predict(PolicyNet& net, const std::vector<const chess::Position*>& positions,
+                           const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  auto planes = torch::empty({int64_t(positions.size()), encode::PLANES, 8, 8}, torch::kInt8);
+  for (size_t i = 0; i < positions.size(); ++i)
+    encode::encode_planes(*positions[i], planes.data_ptr<int8_t>() + i * encode::POSITION_SIZE);
+  auto probs = torch::sigmoid(net.forward(planes.to(device).to(torch::kFloat32))).to(torch::kCPU).contiguous();
+  return std::vector<float>(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
+}
+
+struct DatasetResult {
+  eval::Anatomy anatomy;
+  double bce = 0;
+  double inference_seconds = 0;
+};
+
+DatasetResult evaluate_dataset(PolicyNet& net, const EvaluateOptions& o, const torch::Device& device) {
+  DatasetResult r;
+  double bce_sum = 0;
+  uint64_t total = 0;
+  for (const auto& path : o.data) total += data::DatasetReader(path).num_positions();
+  if (o.max_positions) total = std::min(total, o.max_positions);
+  Progress progress("positions", total, !o.quiet && stderr_is_terminal());
+  uint64_t done = 0;
+  for (const auto& path : o.data) {
+    const data::DatasetReader reader(path);
+    const uint64_t n = std::min(reader.num_positions(), total - done);
+    for (uint64_t start = 0; start < n; start += uint64_t(o.batch_size)) {
+      const uint64_t count = std::min(uint64_t(o.batch_size), n - start);
+      std::vector<int8_t> planes(count * encode::POSITION_SIZE);
+      reader.read_positions(start, count, planes.data());
+      const auto castling = reader.read_row_column(data::CASTLING, start, count);
+      const auto ep = reader.read_row_column(data::EN_PASSANT, start, count);
+      const auto half = reader.read_row_column(data::HALFMOVE_CLOCK, start, count);
+      const auto full = reader.read_row_column(data::FULLMOVE_NUMBER, start, count);
+      std::vector<chess::Position> positions;
+      positions.reserve(count);
+      for (uint64_t i = 0; i < count; ++i)
+        positions.push_back(encode::decode_position(&planes[i * encode::POSITION_SIZE], uint8_t(castling[i]),
+                                                    int(ep[i]), int(half[i]), int(full[i])));
+      std::vector<const chess::Position*> pointers;
+      for (const auto& p : positions) pointers.push_back(&p);
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::vector<float> probs = predict(net, pointers, device);
+      r.inference_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      for (uint64_t i = 0; i < count; ++i) {
+        const chess::MoveList legal(positions[i]);
+        const float* p = &probs[i * encode::MOVE_INDICES];
+        r.anatomy.add(positions[i], legal, p, o.threshold);
+        bool is_legal[encode::MOVE_INDICES] = {};
+        for (auto m : legal) is_legal[encode::move_index(m)] = true;
+        for (int k = 0; k < encode::MOVE_INDICES; ++k) {
+          const double q = std::clamp(double(p[k]), 1e-12, 1 - 1e-12);
+          bce_sum -= is_legal[k] ? std::log(q) : std::log1p(-q);
+        }
+      }
+      done += count;
+      progress.update(done);
+    }
+    if (done >= total) break;
+  }
+  progress.finish();
+  r.bce = r.anatomy.positions ? bce_sum / (double(r.anatomy.positions) * encode::MOVE_INDICES) : 0.0;
+  return r;
+}
+
+double ratio(uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 0.0; }
+
+ordered_json counts_json(const eval::Counts& c) {
+  return {{"recall", ratio(c.legal_found, c.legal)},
+          {"precision", ratio(c.predicted_legal, c.predicted)},
+          {"legal_moves", c.legal},
+          {"predicted", c.predicted}};
+}
+
+ordered_json dataset_json(const DatasetResult& d) {
+  const eval::Anatomy& a = d.anatomy;
+  const double p = ratio(a.total.predicted_legal, a.total.predicted), r = ratio(a.total.legal_found, a.total.legal);
+  ordered_json j;
+  j["positions"] = a.positions;
+  j["bce"] = d.bce;
+  j["precision"] = p;
+  j["recall"] = r;
+  j["f1"] = p + r > 0 ? 2 * p * r / (p + r) : 0.0;
+  j["exact_set_accuracy"] = ratio(a.exact_sets, a.positions);
+  j["top1_legal"] = ratio(a.top1_legal, a.positions);
+  j["legal_probability_mass"] = a.positions ? a.legal_mass_sum / double(a.positions) : 0.0;
+  j["inference_positions_per_second"] = d.inference_seconds > 0 ? double(a.positions) / d.inference_seconds : 0.0;
+  ordered_json kinds;
+  for (int k = 0; k < eval::MOVE_KIND_NB; ++k) kinds[eval::move_kind_name(k)] = counts_json(a.by_kind[size_t(k)]);
+  j["by_move_kind"] = kinds;
+  ordered_json reasons;
+  uint64_t fp = 0;
+  for (auto n : a.false_positives) fp += n;
+  for (int r2 = 0; r2 < eval::REASON_NB; ++r2)
+    reasons[eval::reason_name(r2)] = {{"count", a.false_positives[size_t(r2)]},
+                                      {"share", ratio(a.false_positives[size_t(r2)], fp)}};
+  j["false_positives"] = reasons;
+  ordered_json mass;
+  const double all_illegal = a.illegal_mass[eval::IN_CHECK] + a.illegal_mass[eval::NOT_IN_CHECK];
+  for (int k = 0; k < eval::POSITION_KIND_NB; ++k) {
+    const auto n = a.kind_positions[size_t(k)];
+    mass[eval::position_kind_name(k)] = {
+        {"positions", n},
+        {"mean_illegal_mass", n ? a.illegal_mass[size_t(k)] / double(n) : 0.0},
+        {"share_of_all_illegal_mass", all_illegal > 0 ? a.illegal_mass[size_t(k)] / all_illegal : 0.0}};
+  }
+  j["illegal_mass_by_position"] = mass;
+  return j;
+}
+
+ordered_json games_json(const eval::GamesSummary& g, const eval::GameOptions& o) {
+  ordered_json j;
+  j["games"] = g.games.size();
+  j["opponent"] = o.self_play ? "self" : "random";
+  j["sampling"] = o.greedy ? "greedy" : "multinomial over sigmoid outputs";
+  j["mean_plies_before_first_illegal"] = g.mean_plies_before_illegal();
+  j["share_of_games_without_illegal_move"] = g.share_without_illegal();
+  j["model_picks"] = g.picks();
+  j["illegal_picks"] = g.illegal();
+  j["illegal_rate_per_pick"] = g.illegal_rate();
+  const auto [lo, hi] = g.illegal_rate_interval();
+  j["illegal_rate_95ci"] = {lo, hi};
+  j["resample_after_illegal"] = o.resample_illegal;
+  if (!o.self_play) j["vs_random"] = {{"wins", g.wins}, {"draws", g.draws}, {"losses", g.losses}};
+  j["seconds"] = g.seconds;
+  return j;
+}
+
+void print_table(const ordered_json& report) {
+  fmt::print("model    {}  ({} parameters)\n", report["model"]["description"].get<std::string>(),
+             report["model"]["parameters"].get<int64_t>());
+  if (report.contains("dataset")) {
+    const auto& d = report["dataset"];
+    fmt::print("\nOn {} held-out positions (threshold {}):\n", d["positions"].get<uint64_t>(),
+               report["options"]["threshold"].get<double>());
+    fmt::print("  BCE                      {:.6f}\n", d["bce"].get<double>());
+    fmt::print("  precision / recall / F1  {:.4f} / {:.4f} / {:.4f}\n", d["precision"].get<double>(),
+               d["recall"].get<double>(), d["f1"].get<double>());
+    fmt::print("  exact legal set          {:.2f}%\n", 100 * d["exact_set_accuracy"].get<double>());
+    fmt::print("  top-1 move legal         {:.2f}%\n", 100 * d["top1_legal"].get<double>());
+    fmt::print("  probability on legal     {:.2f}%\n", 100 * d["legal_probability_mass"].get<double>());
+    fmt::print("  inference                {:.0f} positions/s\n", d["inference_positions_per_second"].get<double>());
+    fmt::print("\n  {:<16} {:>9} {:>10} {:>10}\n", "move kind", "recall", "precision", "legal");
+    for (const auto& [name, c] : d["by_move_kind"].items())
+      fmt::print("  {:<16} {:>8.2f}% {:>9.2f}% {:>10}\n", name, 100 * c["recall"].get<double>(),
+                 100 * c["precision"].get<double>(), c["legal_moves"].get<uint64_t>());
+    fmt::print("\n  false positives by reason\n");
+    for (const auto& [name, c] : d["false_positives"].items())
+      fmt::print("  {:<34} {:>8} {:>6.1f}%\n", name, c["count"].get<uint64_t>(), 100 * c["share"].get<double>());
+    fmt::print("\n  illegal probability mass by position\n");
+    for (const auto& [name, c] : d["illegal_mass_by_position"].items())
+      fmt::print("  {:<28} {:>7} positions, mean {:>6.2f}%, {:>5.1f}% of all\n", name, c["positions"].get<uint64_t>(),
+                 100 * c["mean_illegal_mass"].get<double>(), 100 * c["share_of_all_illegal_mass"].get<double>());
+  }
+  if (report.contains("games")) {
+    const auto& g = report["games"];
+    fmt::print("\nIn {} games against {} ({}):\n", g["games"].get<int>(), g["opponent"].get<std::string>(),
+               g["sampling"].get<std::string>());
+    fmt::print("  plies before the first illegal move  {:.2f}  (predecessor's best: 63.67)\n",
+               g["mean_plies_before_first_illegal"].get<double>());
+    fmt::print("  games without an illegal move        {:.1f}%\n",
+               100 * g["share_of_games_without_illegal_move"].get<double>());
+    fmt::print("  illegal picks                        {:.3f}% of {} (95% CI {:.3f}-{:.3f}%)\n",
+               100 * g["illegal_rate_per_pick"].get<double>(), g["model_picks"].get<uint64_t>(),
+               100 * g["illegal_rate_95ci"][0].get<double>(), 100 * g["illegal_rate_95ci"][1].get<double>());
+    if (g.contains("vs_random"))
+      fmt::print("  vs random: {} won, {} drawn, {} lost\n", g["vs_random"]["wins"].get<int>(),
+                 g["vs_random"]["draws"].get<int>(), g["vs_random"]["losses"].get<int>());
+  }
+  if (report.contains("position")) {
+    const auto& p = report["position"];
+    fmt::print("\nPosition {}\n", p["fen"].get<std::string>());
+    for (const auto& m : p["top_moves"])
+      fmt::print("  {:<6} {:>7.3f}  {}\n", m["move"].get<std::string>(), m["probability"].get<double>(),
+                 m["legal"].get<bool>() ? "legal" : "ILLEGAL");
+  }
+}
+
+}  // namespace
+
+std::string run_evaluate(const EvaluateOptions& o) {
+  if (o.model.empty()) throw Error("no model: give --model runs/NAME/model.pt");
+  if (o.data.empty() && o.games == 0 && o.fen.empty()) throw Error("nothing to do: give --data, --games or --fen");
+  if (o.opponent != "random" && o.opponent != "self") throw Error("--opponent must be random or self");
+  if (!o.picture.empty() && o.fen.empty()) throw Error("--picture needs --fen");
+  const torch::Device device = pick_device(o.device);
+  configure_threads(o.threads);
+  configure_for_speed(device);
+  LoadedModel model = load_model(o.model, device);
+  model.net->eval();
+
+  ordered_json report;
+  report["tool"] = "evaluate";
+  report["version"] = std::string(VERSION) + " (" + GIT_DESCRIBE + ")";
+  report["command_line"] = o.command_line;
+  report["model"] = {{"path", o.model},
+                     {"description", model.config.describe()},
+                     {"config", ordered_json::parse(model.config.to_json())},
+                     {"parameters", count_parameters(*model.net)},
+                     {"training", ordered_json::parse(model.training_json)}};
+  report["options"] = {{"data", o.data},   {"max_positions", o.max_positions}, {"threshold", o.threshold},
+                       {"games", o.games}, {"opponent", o.opponent},           {"greedy", o.greedy},
+                       {"seed", o.seed},   {"max_plies", o.max_plies},         {"device", device.str()}};
+
+  if (!o.data.empty()) report["dataset"] = dataset_json(evaluate_dataset(*model.net, o, device));
+  if (o.games > 0) {
+    eval::GameOptions g;
+    g.games = o.games;
+    g.seed = o.seed;
+    g.greedy = o.greedy;
+    g.self_play = o.opponent == "self";
+    g.resample_illegal = o.resample_illegal;
+    g.max_plies = o.max_plies;
+    g.concurrent = std::max(1, std::min(o.batch_size, o.games));
+    const auto summary =
+        eval::play_games([&](const std::vector<const chess::Position*>& positions,
+                             std::vector<float>& probs) { probs = predict(*model.net, positions, device); },
+                         g);
+    report["games"] = games_json(summary, g);
+  }
+  if (!o.fen.empty()) {
+    const chess::Position pos(o.fen == "startpos" ? chess::START_FEN : std::string_view(o.fen));
+    const std::vector<float> probs = predict(*model.net, {&pos}, device);
+    bool legal[encode::MOVE_INDICES] = {};
+    for (chess::Move m : chess::MoveList(pos)) legal[encode::move_index(m)] = true;
+    std::vector<int> order(encode::MOVE_INDICES);
+    std::iota(order.begin(), order.end(), 0);
+    const int k = std::clamp(o.top_k, 1, encode::MOVE_INDICES);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int a, int b) { return probs[size_t(a)] > probs[size_t(b)]; });
+    ordered_json top = ordered_json::array();
+    for (int i = 0; i < k; ++i) {
+      const int index = order[size_t(i)];
+      top.push_back(
+          {{"move", chess::square_name(encode::index_from(index)) + chess::square_name(encode::index_to(index))},
+           {"index", index},
+           {"probability", probs[size_t(index)]},
+           {"legal", legal[index]}});
+    }
+    report["position"] = {{"fen", pos.fen()}, {"top_moves", top}};
+    if (!o.picture.empty()) eval::write_picture(o.picture, eval::position_svg(pos, probs.data(), k));
+  }
+  print_table(report);
+  const std::string text = report.dump(2) + "\n";
+  if (!o.report.empty()) {
+    OutputFile out(o.report);
+    out.write(text);
+    out.commit();
+  }
+  return text;
+}
+
+}  // namespace legalnet::nn
