@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->capture_default_str();
   app.add_option("--eval-every", o.eval_every, "Steps between validation rows in metrics.csv")->capture_default_str();
   app.add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints")->capture_default_str();
+  app.add_option("--stop-at-step", o.stop_at_step,
+                 "End this process after this step with a checkpoint, to --resume later (e.g. within a job's time "
+                 "limit); the schedule still spans the whole run");
   app.add_flag("--resume", o.resume, "Continue the run in --out from its checkpoint");
   app.add_flag("--force", o.force, "Overwrite a finished run in --out");
   app.add_flag("--quiet,-q", o.quiet, "No progress bar and no per-evaluation lines");

@@ -190,6 +190,13 @@ TrainResult run_train(const TrainOptions& o) {
   };
 
   while (state.step < total_steps) {
+    if (o.stop_at_step > 0 && state.step >= o.stop_at_step) {
+      state.elapsed_seconds += seconds();
+      save_checkpoint(checkpoint_path, model, *net, *optimizer, state);
+      if (!o.quiet) fmt::print(stderr, "train: stopped after step {}; continue with --resume\n", state.step);
+      result.steps = state.step;
+      return result;
+    }
     if (o.max_time > 0 && state.elapsed_seconds + seconds() >= o.max_time) {
       if (!o.quiet) fmt::print(stderr, "train: --max-time {} s reached at step {}\n", o.max_time, state.step);
       break;

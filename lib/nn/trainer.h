@@ -32,6 +32,7 @@ struct TrainOptions {
   int threads = 0;              // 0: all cores
   int64_t eval_every = 1000;    // steps between metric rows
   int64_t checkpoint_every = 2000;
+  int64_t stop_at_step = 0;  // end this process after this step, checkpointed (0: never)
   bool resume = false;
   bool force = false;
   bool quiet = false;

@@ -1,0 +1,133 @@
+#include <gtest/gtest.h>
+
+#include "chess/notation.h"
+#include "encode/encode.h"
+#include "eval/anatomy.h"
+#include "eval/games.h"
+
+namespace legalnet::eval {
+namespace {
+
+using chess::Position;
+
+int index_of(const char* uci) {
+  const int from = (uci[0] - 'a') + 8 * (uci[1] - '1'), to = (uci[2] - 'a') + 8 * (uci[3] - '1');
+  return from * 64 + to;
+}
+
+TEST(Anatomy, FalsePositiveReasons) {
+  const Position start;
+  EXPECT_EQ(reason_illegal(start, index_of("e2e5")), NOT_A_MOVE_OF_THAT_PIECE);  // pawn cannot go 3
+  EXPECT_EQ(reason_illegal(start, index_of("e4e5")), NOT_A_MOVE_OF_THAT_PIECE);  // no piece there
+  EXPECT_EQ(reason_illegal(start, index_of("e7e5")), NOT_A_MOVE_OF_THAT_PIECE);  // not our piece
+  EXPECT_EQ(reason_illegal(start, index_of("a1a3")), BLOCKED);                   // rook through a pawn
+  EXPECT_EQ(reason_illegal(start, index_of("e1e2")), BLOCKED);                   // own piece on target
+  EXPECT_EQ(reason_illegal(start, index_of("e2d3")), CASTLING_EP_RULES);         // pawn diagonal to empty
+  EXPECT_EQ(reason_illegal(start, index_of("e1g1")), CASTLING_EP_RULES);
+  // Pinned rook leaving the file, and a king stepping into check.
+  const Position pinned("4r2k/8/8/8/8/8/4R3/4K3 w - - 0 1");
+  EXPECT_EQ(reason_illegal(pinned, index_of("e2d2")), KING_SAFETY);
+  const Position king("7k/8/8/8/8/8/3r4/4K3 w - - 0 1");
+  EXPECT_EQ(reason_illegal(king, index_of("e1e2")), KING_SAFETY);
+}
+
+TEST(Anatomy, HandComputedCounts) {
+  const Position start;
+  const chess::MoveList legal(start);
+  std::vector<float> probs(encode::MOVE_INDICES, 0.0f);
+  // Predict 10 of the 16 pawn moves and one illegal move (a1a3, blocked); knights at 0.4.
+  int n = 0;
+  for (auto m : legal)
+    if (start.moved_piece_type(m) == chess::PAWN && n < 10) probs[size_t(encode::move_index(m))] = 0.9f, ++n;
+  for (const char* k : {"b1a3", "b1c3", "g1f3", "g1h3"}) probs[size_t(index_of(k))] = 0.4f;
+  probs[size_t(index_of("a1a3"))] = 0.95f;
+  Anatomy a;
+  a.add(start, legal, probs.data(), 0.5f);
+  EXPECT_EQ(a.total.legal, 20u);
+  EXPECT_EQ(a.total.legal_found, 10u);
+  EXPECT_EQ(a.total.predicted, 11u);
+  EXPECT_EQ(a.total.predicted_legal, 10u);
+  EXPECT_EQ(a.by_kind[PAWN_MOVE].legal, 16u);
+  EXPECT_EQ(a.by_kind[PAWN_MOVE].legal_found, 10u);
+  EXPECT_EQ(a.by_kind[KNIGHT_MOVE].legal_found, 0u);
+  EXPECT_EQ(a.by_kind[ROOK_MOVE].predicted, 1u);
+  EXPECT_EQ(a.by_kind[ROOK_MOVE].predicted_legal, 0u);
+  EXPECT_EQ(a.false_positives[BLOCKED], 1u);
+  EXPECT_EQ(a.exact_sets, 0u);
+  EXPECT_EQ(a.top1_legal, 0u);  // a1a3 scores highest
+  const double legal_mass = 10 * 0.9 + 4 * 0.4, all = legal_mass + 0.95;
+  EXPECT_NEAR(a.legal_mass_sum, legal_mass / all, 1e-6);
+  EXPECT_EQ(a.kind_positions[NOT_IN_CHECK], 1u);
+  EXPECT_EQ(a.kind_positions[OPENING], 1u);
+}
+
+TEST(Anatomy, PerfectPredictionIsExact) {
+  const Position pos("r3k2r/8/8/3pP3/8/8/8/R3K2R w KQkq d6 0 2");
+  const chess::MoveList legal(pos);
+  std::vector<float> probs(encode::MOVE_INDICES, 0.0f);
+  for (auto m : legal) probs[size_t(encode::move_index(m))] = 1.0f;
+  Anatomy a;
+  a.add(pos, legal, probs.data(), 0.5f);
+  EXPECT_EQ(a.exact_sets, 1u);
+  EXPECT_EQ(a.top1_legal, 1u);
+  EXPECT_EQ(a.total.predicted, a.total.predicted_legal);
+  EXPECT_EQ(a.by_kind[CASTLING].legal, 2u);
+  EXPECT_EQ(a.by_kind[EN_PASSANT].legal, 1u);
+  EXPECT_NEAR(a.legal_mass_sum, 1.0, 1e-9);
+}
+
+Predictor uniform_legal() {
+  return [](const std::vector<const Position*>& positions, std::vector<float>& probs) {
+    for (size_t i = 0; i < positions.size(); ++i)
+      for (auto m : chess::MoveList(*positions[i])) probs[i * encode::MOVE_INDICES + size_t(encode::move_index(m))] = 1;
+  };
+}
+
+TEST(Games, APerfectModelNeverPlaysIllegalMoves) {
+  GameOptions o;
+  o.games = 20;
+  o.seed = 3;
+  o.concurrent = 7;
+  const GamesSummary s = play_games(uniform_legal(), o);
+  EXPECT_EQ(s.illegal(), 0u);
+  EXPECT_EQ(s.share_without_illegal(), 1.0);
+  EXPECT_EQ(s.wins + s.draws + s.losses, 20);
+  for (const auto& g : s.games) {
+    EXPECT_EQ(g.plies_before_illegal, g.plies);
+    EXPECT_TRUE(g.natural_end);
+  }
+  const GamesSummary again = play_games(uniform_legal(), o);
+  EXPECT_EQ(again.mean_plies_before_illegal(), s.mean_plies_before_illegal());
+}
+
+TEST(Games, AModelThatAlwaysErrsStopsAtItsFirstMove) {
+  const Predictor wrong = [](const std::vector<const Position*>& positions, std::vector<float>& probs) {
+    for (size_t i = 0; i < positions.size(); ++i) probs[i * encode::MOVE_INDICES + 0] = 1;  // a1a1
+  };
+  GameOptions o;
+  o.games = 40;
+  o.resample_illegal = false;
+  const GamesSummary s = play_games(wrong, o);
+  int white = 0;
+  for (const auto& g : s.games) {
+    EXPECT_TRUE(g.had_illegal);
+    EXPECT_EQ(g.model_picks, 1);
+    EXPECT_TRUE(g.plies_before_illegal == 0 || g.plies_before_illegal == 1);
+    white += g.plies_before_illegal == 0;
+  }
+  EXPECT_GT(white, 5);  // colours are drawn at random
+  EXPECT_LT(white, 35);
+  EXPECT_EQ(s.illegal_rate(), 1.0);
+}
+
+TEST(Games, PickIndexSamplesInProportion) {
+  std::vector<float> p(encode::MOVE_INDICES, 0.0f);
+  p[10] = 1.0f;
+  p[20] = 3.0f;
+  EXPECT_EQ(pick_index(p.data(), true, 0.0), 20);
+  EXPECT_EQ(pick_index(p.data(), false, 0.2), 10);
+  EXPECT_EQ(pick_index(p.data(), false, 0.3), 20);
+}
+
+}  // namespace
+}  // namespace legalnet::eval

@@ -1,0 +1,205 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "data/tensorize.h"
+#include "encode/encode.h"
+#include "games/gen_moves.h"
+#include "nn/batches.h"
+#include "nn/model_file.h"
+#include "nn/models.h"
+#include "nn/trainer.h"
+#include "support/helpers.h"
+#include "util/error.h"
+
+namespace legalnet::nn {
+namespace {
+
+ModelConfig config(const std::string& kind, int hidden, int blocks, int channels) {
+  ModelConfig c;
+  c.kind = kind;
+  c.hidden = hidden;
+  c.blocks = blocks;
+  c.channels = channels;
+  return c.resolved();
+}
+
+// A small dataset shared by the tests of this file.
+const std::string& tiny_dataset() {
+  static const std::string path = [] {
+    const std::string dir = test::temp_dir("nn");
+    GenMovesOptions g;
+    g.games = 6;
+    g.seed = 21;
+    g.out = dir + "/g.pgn";
+    g.quiet = true;
+    run_gen_moves(g);
+    TensorizeOptions t;
+    t.inputs = {g.out};
+    t.out = dir + "/d.h5";
+    t.quiet = true;
+    run_tensorize(t);
+    return t.out;
+  }();
+  return path;
+}
+
+TEST(Models, ShapesAndFixedOffIndices) {
+  torch::manual_seed(0);
+  const auto planes = torch::randn({3, 7, 8, 8});
+  for (const auto& c : {config("mlp", 32, 0, 0), config("conv", 16, 2, 8), config("resnet", 0, 2, 8)}) {
+    auto net = make_model(c);
+    const auto logits = net->forward(planes);
+    ASSERT_EQ(logits.sizes(), (std::vector<int64_t>{3, 4096})) << c.describe();
+    // a1a1 can never be legal: fixed far below zero.
+    EXPECT_FLOAT_EQ(logits[0][0].item<float>(), -20.0f) << c.describe();
+    EXPECT_NE(logits[0][encode::move_index(chess::Move(chess::SQ_E2, chess::SQ_E4))].item<float>(), -20.0f);
+  }
+  ModelConfig full = config("mlp", 32, 0, 0);
+  full.geometric_head = false;
+  EXPECT_EQ(make_model(full)->forward(planes).size(1), 4096);
+  int types = 0;
+  for (int i = 0; i < 4096; ++i) types += move_type_of(i) >= 0;
+  EXPECT_EQ(types, 1792);
+}
+
+TEST(Models, ATinyNetOverfitsASmallBatch) {
+  torch::manual_seed(1);
+  LoadOptions load;
+  load.quiet = true;
+  load.max_rows = 64;
+  const CompactPositions rows = load_positions({tiny_dataset()}, load);
+  std::vector<uint32_t> all(rows.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = uint32_t(i);
+  const Batch b = make_batch(rows, all.data(), all.size(), false);
+  auto net = make_model(config("resnet", 0, 2, 16));
+  torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(3e-3));
+  double first = 0, last = 0;
+  for (int step = 0; step < 150; ++step) {
+    auto loss = torch::binary_cross_entropy_with_logits(net->forward(b.planes), b.targets);
+    adam.zero_grad();
+    loss.backward();
+    adam.step();
+    (step == 0 ? first : last) = loss.item<double>();
+  }
+  EXPECT_LT(last, first / 20) << first << " -> " << last;
+}
+
+TrainOptions tiny_run(const std::string& out) {
+  TrainOptions o;
+  o.data = {tiny_dataset()};
+  o.out = out;
+  o.model = config("resnet", 0, 1, 8);
+  o.batch_size = 32;
+  o.max_steps = 24;
+  o.epochs = 100;
+  o.eval_every = 8;
+  o.checkpoint_every = 5;
+  o.val_fraction = 0.2;
+  o.threads = 1;
+  o.quiet = true;
+  return o;
+}
+
+std::vector<torch::Tensor> weights(const std::string& path) {
+  auto m = load_model(path, torch::kCPU);
+  std::vector<torch::Tensor> w;
+  for (const auto& p : m.net->parameters()) w.push_back(p.detach().clone());
+  for (const auto& b : m.net->buffers()) w.push_back(b.detach().clone());
+  return w;
+}
+
+TEST(Train, ResumedRunEndsWithTheSameWeights) {
+  const std::string dir = test::temp_dir("resume");
+  run_train(tiny_run(dir + "/straight"));
+  TrainOptions first = tiny_run(dir + "/resumed");
+  first.stop_at_step = 11;
+  run_train(first);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/resumed/model.pt"));
+  TrainOptions second = tiny_run(dir + "/resumed");
+  second.resume = true;
+  run_train(second);
+  const auto a = weights(dir + "/straight/model.pt"), b = weights(dir + "/resumed/model.pt");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-6, 1e-7)) << "tensor " << i;
+  // metrics.csv has a row every 8 steps and at the end, header once.
+  std::ifstream csv(dir + "/resumed/metrics.csv");
+  int lines = 0;
+  for (std::string line; std::getline(csv, line);) ++lines;
+  EXPECT_GE(lines, 4);
+}
+
+TEST(Train, RefusesToOverwriteAFinishedRunAndBadData) {
+  const std::string dir = test::temp_dir("refuse");
+  run_train(tiny_run(dir + "/run"));
+  try {
+    run_train(tiny_run(dir + "/run"));
+    ADD_FAILURE() << "overwrote";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("already holds a run"), std::string::npos);
+  }
+  TrainOptions forced = tiny_run(dir + "/run");
+  forced.force = true;
+  EXPECT_NO_THROW(run_train(forced));
+  std::ofstream(dir + "/text.h5") << "not a dataset";
+  TrainOptions bad = tiny_run(dir + "/bad");
+  bad.data = {dir + "/text.h5"};
+  try {
+    run_train(bad);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/text.h5: not an HDF5 file (or truncated)");
+  }
+}
+
+TEST(Train, ADivergingLossStopsWithAClearMessage) {
+  const std::string dir = test::temp_dir("nan");
+  TrainOptions o = tiny_run(dir + "/run");
+  o.optimizer = "sgd";
+  o.lr = 1e30;
+  o.clip = 0;
+  o.warmup = 0;
+  try {
+    run_train(o);
+    ADD_FAILURE() << "trained";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the loss became"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ModelFile, PythonLoadsTheWeightsIntoAnEquivalentModule) {
+  const std::string dir = test::temp_dir("python");
+  torch::manual_seed(3);
+  const auto planes = torch::randn({4, 7, 8, 8});
+  ModelConfig se = config("resnet", 0, 2, 8);
+  se.squeeze_excitation = true;
+  for (const auto& c : {config("mlp", 16, 0, 0), config("conv", 16, 2, 4), se}) {
+    auto net = make_model(c);
+    net->eval();
+    // Non-trivial batch-norm statistics, so that loading them is checked too.
+    for (auto& b : net->named_buffers())
+      if (b.key().find("running") != std::string::npos) b.value().uniform_(0.5, 1.5);
+    const auto logits = net->forward(planes).contiguous();
+    const std::string model_path = dir + "/" + c.kind + ".pt";
+    save_model(model_path, c, *net, "{}");
+    std::ofstream(dir + "/planes.f32", std::ios::binary)
+        .write(static_cast<const char*>(planes.data_ptr()), std::streamsize(planes.numel() * 4));
+    std::ofstream(dir + "/logits.f32", std::ios::binary)
+        .write(static_cast<const char*>(logits.data_ptr()), std::streamsize(logits.numel() * 4));
+    const std::string out =
+        test::run_command(test::python_path() + " " + LEGALNET_TEST_SOURCE_DIR + "/nn/load_in_python.py " + model_path +
+                          " " + dir + "/planes.f32 " + dir + "/logits.f32");
+    EXPECT_EQ(out.rfind("ok: " + c.kind, 0), 0u) << out;
+    // And back in C++: the file alone rebuilds the network.
+    const LoadedModel loaded = load_model(model_path, torch::kCPU);
+    EXPECT_EQ(loaded.config.to_json(), c.to_json());
+    loaded.net->eval();
+    EXPECT_TRUE(torch::allclose(loaded.net->forward(planes), logits));
+  }
+  std::ofstream(dir + "/junk.pt") << "junk";
+  EXPECT_THROW(load_model(dir + "/junk.pt", torch::kCPU), Error);
+}
+
+}  // namespace
+}  // namespace legalnet::nn
