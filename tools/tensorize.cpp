@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
+#include "data/dataset_merge.h"
 #include "data/tensorize.h"
 #include "util/error.h"
 #include "util/version.h"
@@ -14,9 +15,9 @@ int main(int argc, char** argv) {
       "See docs/dataset.md. Games with an illegal or unparseable move are reported and skipped."};
   app.set_version_flag("--version", std::string("tensorize ") + VERSION + " (" + GIT_DESCRIBE + ")");
   TensorizeOptions opt;
-  app.add_option("--in,-i", opt.inputs, "Input PGN file ('-' for stdin); repeat for several")->required();
-  app.add_option("--out,-o", opt.out, "Output dataset (.h5); with --split, NAME.train.h5, NAME.val.h5, ...")
-      ->required();
+  app.require_subcommand(0, 1);
+  app.add_option("--in,-i", opt.inputs, "Input PGN file ('-' for stdin); repeat for several");
+  app.add_option("--out,-o", opt.out, "Output dataset (.h5); with --split, NAME.train.h5, NAME.val.h5, ...");
   app.add_option("--threads,-t", opt.threads, "Worker threads (replay, encoding, compression)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
@@ -28,6 +29,14 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--split-seed", opt.split_seed, "Seed of the split by game")->capture_default_str();
   app.add_flag("--quiet,-q", opt.quiet, "No progress line and no summary");
+  data::MergeOptions merge;
+  auto* merge_cmd = app.add_subcommand(
+      "merge",
+      "Join dataset shards into one dataset: HDF5 virtual datasets over the shards (no copy; keep the shards,\n"
+      "stored relative to the output's folder), or one real file with --copy. Every shard is checked first.");
+  merge_cmd->add_option("--out,-o", merge.out, "Joined dataset (.h5)")->required();
+  merge_cmd->add_option("inputs", merge.inputs, "Shard datasets, in order")->required();
+  merge_cmd->add_flag("--copy", merge.copy, "Copy the shards' data into the output instead of referring to it");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -35,6 +44,18 @@ int main(int argc, char** argv) {
   }
   for (int i = 0; i < argc; ++i) opt.command_line += (i ? " " : "") + std::string(argv[i]);
   try {
+    if (*merge_cmd) {
+      merge.command_line = opt.command_line;
+      const auto summary = data::merge_datasets(merge);
+      if (!opt.quiet)
+        fmt::print(stderr, "tensorize merge: {} games, {} positions from {} shards into {}\n", summary.games,
+                   summary.positions, merge.inputs.size(), merge.out);
+      return 0;
+    }
+    if (opt.inputs.empty() || opt.out.empty()) {
+      fmt::print(stderr, "tensorize: give --in FILE and --out FILE.h5 (or the merge subcommand); see --help\n");
+      return 1;
+    }
     run_tensorize(opt);
     return 0;
   } catch (const Error& e) {

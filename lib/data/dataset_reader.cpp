@@ -1,5 +1,6 @@
 #include "data/dataset_reader.h"
 
+#include <filesystem>
 #include <map>
 
 #include "data/dataset_format.h"
@@ -74,6 +75,36 @@ struct DatasetReader::Impl {
     return dims[0];
   }
 
+  // A virtual dataset (made by merge) reads missing or shorter sources as zeros without a
+  // word: check that each source exists and still has the rows it is mapped to.
+  void check_virtual_sources(const char* name) {
+    h5::Handle dcpl(h5::check(H5Dget_create_plist(dataset(name)), path, name));
+    if (H5Pget_layout(dcpl) != H5D_VIRTUAL) return;
+    size_t count = 0;
+    h5::check_status(H5Pget_virtual_count(dcpl, &count), path, name);
+    const auto dir = std::filesystem::absolute(path).parent_path();
+    for (size_t i = 0; i < count; ++i) {
+      const ssize_t length = H5Pget_virtual_filename(dcpl, i, nullptr, 0);
+      std::string source(size_t(std::max<ssize_t>(length, 0)), '\0');
+      H5Pget_virtual_filename(dcpl, i, source.data(), source.size() + 1);
+      const std::filesystem::path resolved =
+          std::filesystem::path(source).is_absolute() ? std::filesystem::path(source) : dir / source;
+      if (!std::filesystem::exists(resolved))
+        throw Error(path + ": dataset '" + name + "' is joined from '" + source + "', which is missing");
+      h5::Handle mapped(h5::check(H5Pget_virtual_vspace(dcpl, i), path, name));
+      const auto rows_mapped = uint64_t(H5Sget_select_npoints(mapped)) / row_elements(name);
+      h5::Handle src(H5Fopen(resolved.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+      if (!src.valid() || !h5::has_attribute(src, "num_positions") ||
+          uint64_t(h5::read_int_attribute(src, "num_positions", source)) != rows_mapped)
+        throw Error(path + ": dataset '" + name + "' is joined from '" + source +
+                    "', which no longer holds the rows it was joined with (re-run merge)");
+    }
+  }
+
+  static uint64_t row_elements(const std::string& name) {
+    return name == POSITIONS ? encode::POSITION_SIZE : name == LEGAL_MOVES ? encode::MOVE_INDICES : 1;
+  }
+
   hid_t dataset(const std::string& name) const {
     auto it = datasets.find(name);
     if (it == datasets.end()) throw Error(path + ": no dataset '" + name + "'");
@@ -137,6 +168,8 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
     if (e.name == game_datasets()[0].name) d.games = n;
     if (n != d.games) throw Error(path + ": dataset '" + prefix + e.name + "' has a different number of games");
   }
+  d.check_virtual_sources(POSITIONS);
+  d.check_virtual_sources(LEGAL_MOVES);
   if (uint64_t(h5::read_int_attribute(d.file, "num_positions", path)) != d.positions)
     throw Error(path + ": attribute num_positions does not match the datasets (incomplete file?)");
 }

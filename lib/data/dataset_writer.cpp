@@ -67,6 +67,44 @@ struct Column {
 
 }  // namespace
 
+void write_dataset_attributes(hid_t file, const DatasetProvenance& p, uint64_t rows, uint64_t games,
+                              const std::string& f) {
+  const hid_t root = file;
+  h5::write_string_attribute(root, "format", FORMAT_NAME, f);
+  h5::write_int_attribute(root, "format_version", FORMAT_VERSION, f);
+  h5::write_int_attribute(root, "num_positions", int64_t(rows), f);
+  h5::write_int_attribute(root, "num_games", int64_t(games), f);
+  h5::write_string_attribute(root, "planes", "side_to_move,pawn,knight,bishop,rook,queen,king", f);
+  h5::write_string_attribute(root, "plane_convention",
+                             "positions[n, plane, rank, file], rank 0 = rank 1, file 0 = file a. Plane 0: +1 on every "
+                             "square when white is to move, -1 when black is. Planes 1-6 (pawn, knight, bishop, rook, "
+                             "queen, king): +1 for a white piece, -1 for a black piece, 0 for none.",
+                             f);
+  h5::write_string_attribute(root, "move_index",
+                             "legal_moves[n, from * 64 + to] with square = rank * 8 + file (a1 = 0, h8 = 63). The four "
+                             "promotions of a pawn move share its index; castling is the king's move (e1g1).",
+                             f);
+  h5::write_string_attribute(
+      root, "rows",
+      "one row per position from which a move was played, in game then ply order" +
+          std::string(p.include_final ? ", plus each game's final position (played_move -1)" : "") +
+          (p.dedupe ? "; positions already written (same Zobrist key) dropped" : ""),
+      f);
+  h5::write_string_attribute(root, "result_codes", "1 = 1-0, 0 = 1/2-1/2, -1 = 0-1, -2 = * or missing", f);
+  h5::write_string_list_attribute(
+      root, "termination_codes",
+      {"none", "checkmate", "insufficient material", "stalemate", "seventy-five-move rule", "fivefold repetition"}, f);
+  h5::write_string_attribute(root, "tool", p.tool, f);
+  h5::write_string_attribute(root, "tool_version", std::string(VERSION) + " (" + GIT_DESCRIBE + ")", f);
+  h5::write_string_attribute(root, "command_line", p.command_line, f);
+  h5::write_string_list_attribute(root, "sources", p.sources, f);
+  h5::write_string_attribute(root, "split", p.split, f);
+  h5::write_int_attribute(root, "split_seed", int64_t(p.split_seed), f);
+  h5::write_int_attribute(root, "include_final", p.include_final, f);
+  h5::write_int_attribute(root, "dedupe", p.dedupe, f);
+  if (!p.merged_from.empty()) h5::write_string_list_attribute(root, "merged_from", p.merged_from, f);
+}
+
 struct DatasetWriter::Impl {
   std::string path;
   AtomicPath atomic;
@@ -245,48 +283,14 @@ void DatasetWriter::finish(const DatasetProvenance& p) {
   d.for_each_row_column([&](auto& c) { d.flush_column(c); });
   d.for_each_game_column([&](auto& c) { d.flush_column(c); });
 
-  const std::string& f = d.path;
-  const hid_t root = d.file;
-  h5::write_string_attribute(root, "format", FORMAT_NAME, f);
-  h5::write_int_attribute(root, "format_version", FORMAT_VERSION, f);
-  h5::write_int_attribute(root, "num_positions", int64_t(d.rows), f);
-  h5::write_int_attribute(root, "num_games", int64_t(d.games), f);
-  h5::write_string_attribute(root, "planes", "side_to_move,pawn,knight,bishop,rook,queen,king", f);
-  h5::write_string_attribute(root, "plane_convention",
-                             "positions[n, plane, rank, file], rank 0 = rank 1, file 0 = file a. Plane 0: +1 on every "
-                             "square when white is to move, -1 when black is. Planes 1-6 (pawn, knight, bishop, rook, "
-                             "queen, king): +1 for a white piece, -1 for a black piece, 0 for none.",
-                             f);
-  h5::write_string_attribute(root, "move_index",
-                             "legal_moves[n, from * 64 + to] with square = rank * 8 + file (a1 = 0, h8 = 63). The four "
-                             "promotions of a pawn move share its index; castling is the king's move (e1g1).",
-                             f);
-  h5::write_string_attribute(
-      root, "rows",
-      "one row per position from which a move was played, in game then ply order" +
-          std::string(p.include_final ? ", plus each game's final position (played_move -1)" : "") +
-          (p.dedupe ? "; positions already written (same Zobrist key) dropped" : ""),
-      f);
-  h5::write_string_attribute(root, "result_codes", "1 = 1-0, 0 = 1/2-1/2, -1 = 0-1, -2 = * or missing", f);
-  h5::write_string_list_attribute(
-      root, "termination_codes",
-      {"none", "checkmate", "insufficient material", "stalemate", "seventy-five-move rule", "fivefold repetition"}, f);
-  h5::write_string_attribute(root, "tool", p.tool, f);
-  h5::write_string_attribute(root, "tool_version", std::string(VERSION) + " (" + GIT_DESCRIBE + ")", f);
-  h5::write_string_attribute(root, "command_line", p.command_line, f);
-  h5::write_string_list_attribute(root, "sources", p.sources, f);
-  h5::write_string_attribute(root, "split", p.split, f);
-  h5::write_int_attribute(root, "split_seed", int64_t(p.split_seed), f);
-  h5::write_int_attribute(root, "include_final", p.include_final, f);
-  h5::write_int_attribute(root, "dedupe", p.dedupe, f);
-
+  write_dataset_attributes(d.file, p, d.rows, d.games, d.path);
   d.for_each_row_column([](auto& c) { c.dataset.reset(); });
   d.for_each_game_column([](auto& c) { c.dataset.reset(); });
   d.positions.reset();
   d.legal_moves.reset();
   d.games_group.reset();
   // Closing writes the metadata: a failure here (a full disk) must not be ignored.
-  h5::check_status(H5Fclose(d.file.release()), f, "close");
+  h5::check_status(H5Fclose(d.file.release()), d.path, "close");
   d.atomic.commit();
 }
 

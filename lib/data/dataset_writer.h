@@ -24,6 +24,7 @@ struct DatasetProvenance {
   uint64_t split_seed = 0;
   bool include_final = false;
   bool dedupe = false;
+  std::vector<std::string> merged_from;  // the shard files a merged dataset presents
 };
 
 class DatasetWriter {

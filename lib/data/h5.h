@@ -9,6 +9,13 @@
 
 #include "util/error.h"
 
+namespace legalnet::data {
+struct DatasetProvenance;
+// The root attributes that make a dataset self-describing (dataset_writer.cpp).
+void write_dataset_attributes(hid_t file, const DatasetProvenance& provenance, uint64_t rows, uint64_t games,
+                              const std::string& path);
+}  // namespace legalnet::data
+
 namespace legalnet::data::h5 {
 
 // Turns off HDF5's own error printing: every failure becomes one legalnet::Error instead.

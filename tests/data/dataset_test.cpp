@@ -6,6 +6,7 @@
 #include <set>
 
 #include "data/dataset_format.h"
+#include "data/dataset_merge.h"
 #include "data/dataset_reader.h"
 #include "data/tensorize.h"
 #include "encode/encode.h"
@@ -224,6 +225,63 @@ TEST(Dataset, BadGamesAreSkippedOrFatalWithStrict) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/strict.h5"));
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+}
+
+TEST(Dataset, MergedShardsReadLikeTheUnshardedDataset) {
+  const std::string dir = test::temp_dir("merge");
+  std::filesystem::create_directories(dir + "/shards");
+  std::vector<std::string> shards;
+  for (int k = 0; k < 3; ++k) {
+    GenMovesOptions g;
+    g.games = 10;
+    g.seed = 8;
+    g.shard = k;
+    g.num_shards = 3;
+    g.quiet = true;
+    g.out = dir + "/shards/s" + std::to_string(k) + ".pgn";
+    run_gen_moves(g);
+    shards.push_back(dir + "/shards/s" + std::to_string(k) + ".h5");
+    tensorize({g.out}, shards.back());
+  }
+  tensorize({make_games(dir, 10, 8)}, dir + "/all.h5");
+  for (bool copy : {false, true}) {
+    data::MergeOptions m;
+    m.inputs = shards;
+    m.out = dir + (copy ? "/copied.h5" : "/joined.h5");
+    m.copy = copy;
+    data::merge_datasets(m);
+    data::DatasetReader all(dir + "/all.h5"), joined(m.out);
+    ASSERT_EQ(joined.num_positions(), all.num_positions());
+    ASSERT_EQ(joined.num_games(), 10u);
+    const uint64_t n = all.num_positions();
+    std::vector<int8_t> pa(n * encode::POSITION_SIZE), pj(n * encode::POSITION_SIZE);
+    all.read_positions(0, n, pa.data());
+    joined.read_positions(0, n, pj.data());
+    EXPECT_EQ(pa, pj);
+    for (const char* column : {data::GAME, data::PLY, data::PLAYED_MOVE, data::CASTLING})
+      EXPECT_EQ(all.read_row_column(column, 0, n), joined.read_row_column(column, 0, n)) << column;
+    EXPECT_EQ(all.read_game_column(data::GAME_FIRST_ROW), joined.read_game_column(data::GAME_FIRST_ROW));
+    EXPECT_EQ(joined.string_list_attribute("merged_from"), shards);
+  }
+  // h5py reads the virtual file like any other, from another working directory.
+  const std::string out =
+      test::run_command("cd / && " + test::python_path() + " -c \"import h5py; f = h5py.File('" + dir +
+                        "/joined.h5'); print(f['positions'].is_virtual, f['legal_moves'][:].sum() > 0)\"");
+  EXPECT_EQ(out, "True True\n");
+  // A shard that goes missing later is an error, not rows of zeros.
+  std::filesystem::rename(shards[1], dir + "/moved.h5");
+  try {
+    data::DatasetReader r(dir + "/joined.h5");
+    ADD_FAILURE() << "opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              dir + "/joined.h5: dataset 'positions' is joined from 'shards/s1.h5', which is missing");
+  }
+  data::MergeOptions missing;
+  missing.inputs = shards;
+  missing.out = dir + "/never.h5";
+  EXPECT_THROW(data::merge_datasets(missing), Error);
+  EXPECT_FALSE(std::filesystem::exists(missing.out));
 }
 
 std::string open_error(const std::string& path) {

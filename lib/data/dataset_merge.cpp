@@ -1,0 +1,212 @@
+#include "data/dataset_merge.h"
+
+#include <filesystem>
+
+#include "data/dataset_format.h"
+#include "data/dataset_reader.h"
+#include "data/dataset_writer.h"
+#include "data/h5.h"
+#include "util/files.h"
+
+namespace legalnet::data {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Source {
+  std::string path;      // as given
+  std::string relative;  // from the output's folder, as the virtual datasets store it
+  uint64_t rows, games, first_row, first_game;
+  int64_t first_source;  // offset of its sources in the merged list
+  std::vector<std::string> sources;
+};
+
+// The datasets presented without copying (name, element type, trailing dimensions).
+struct Shape {
+  const char* name;
+  hid_t type;
+  std::vector<hsize_t> tail;
+};
+
+std::vector<Shape> virtual_datasets() {
+  return {{POSITIONS, H5T_NATIVE_INT8, {7, 8, 8}},
+          {LEGAL_MOVES, H5T_NATIVE_UINT8, {4096}},
+          {PLAYED_MOVE, H5T_NATIVE_INT16, {}},
+          {PLAYED_PROMOTION, H5T_NATIVE_INT8, {}},
+          {PLY, H5T_NATIVE_INT32, {}},
+          {CASTLING, H5T_NATIVE_UINT8, {}},
+          {EN_PASSANT, H5T_NATIVE_INT8, {}},
+          {HALFMOVE_CLOCK, H5T_NATIVE_INT32, {}},
+          {FULLMOVE_NUMBER, H5T_NATIVE_INT32, {}}};
+}
+
+h5::Handle create_plain(hid_t parent, const char* name, hid_t type, std::vector<hsize_t> dims,
+                        const std::string& path) {
+  h5::Handle space(h5::check(H5Screate_simple(int(dims.size()), dims.data(), nullptr), path, name));
+  h5::Handle dcpl(h5::check(H5Pcreate(H5P_DATASET_CREATE), path, name));
+  if (dims[0] > 0) {
+    std::vector<hsize_t> chunk = dims;
+    chunk[0] = std::min<hsize_t>(dims[0], dims.size() > 1 ? ROWS_PER_CHUNK : ROWS_PER_COLUMN_CHUNK);
+    h5::check_status(H5Pset_chunk(dcpl, int(chunk.size()), chunk.data()), path, name);
+    h5::check_status(H5Pset_shuffle(dcpl), path, name);
+    h5::check_status(H5Pset_deflate(dcpl, 1), path, name);
+  }
+  h5::check_status(H5Pset_obj_track_times(dcpl, false), path, name);
+  return h5::Handle(h5::check(H5Dcreate2(parent, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), path,
+                              std::string("create dataset ") + name));
+}
+
+void write_rows(hid_t dataset, hid_t type, uint64_t first, uint64_t count, const std::vector<hsize_t>& tail,
+                const void* data, const std::string& path, const char* name) {
+  if (count == 0) return;
+  h5::Handle file_space(h5::check(H5Dget_space(dataset), path, name));
+  std::vector<hsize_t> offset(tail.size() + 1, 0), counts = tail;
+  offset[0] = first;
+  counts.insert(counts.begin(), count);
+  h5::check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, offset.data(), nullptr, counts.data(), nullptr),
+                   path, name);
+  h5::Handle mem(h5::check(H5Screate_simple(int(counts.size()), counts.data(), nullptr), path, name));
+  h5::check_status(H5Dwrite(dataset, type, mem, file_space, H5P_DEFAULT, data), path, std::string("write ") + name);
+}
+
+}  // namespace
+
+MergeSummary merge_datasets(const MergeOptions& o) {
+  if (o.inputs.empty()) throw Error("merge: no input datasets");
+  if (o.out.empty()) throw Error("merge: no output: give --out FILE.h5");
+  h5::silence_errors();
+  const fs::path out_dir = fs::absolute(o.out).parent_path();
+
+  // Check everything first: a missing or foreign shard stops the merge before any output.
+  std::vector<Source> sources;
+  MergeSummary total;
+  DatasetProvenance provenance;
+  int64_t source_count = 0;
+  for (const auto& in : o.inputs) {
+    const DatasetReader reader(in);
+    Source s;
+    s.path = in;
+    s.relative = fs::relative(fs::absolute(in), out_dir).string();
+    s.rows = reader.num_positions();
+    s.games = reader.num_games();
+    s.first_row = total.positions;
+    s.first_game = total.games;
+    s.sources = reader.string_list_attribute("sources");
+    s.first_source = source_count;
+    source_count += int64_t(s.sources.size());
+    provenance.sources.insert(provenance.sources.end(), s.sources.begin(), s.sources.end());
+    if (sources.empty()) {
+      provenance.include_final = reader.int_attribute("include_final") != 0;
+      provenance.dedupe = reader.int_attribute("dedupe") != 0;
+    }
+    total.positions += s.rows;
+    total.games += s.games;
+    sources.push_back(std::move(s));
+  }
+  provenance.tool = "tensorize merge";
+  provenance.command_line = o.command_line;
+  provenance.split = o.copy ? "merged (copied)" : "merged (virtual)";
+  provenance.merged_from = o.inputs;
+
+  AtomicPath atomic(o.out);
+  h5::Handle file(h5::check(H5Fcreate(atomic.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), o.out,
+                            "cannot create '" + atomic.temp() + "'"));
+
+  // Per-row arrays: virtual (each shard's dataset mapped into its block of rows) or copied.
+  for (const Shape& shape : virtual_datasets()) {
+    std::vector<hsize_t> dims = shape.tail;
+    dims.insert(dims.begin(), total.positions);
+    if (o.copy) {
+      h5::Handle ds = create_plain(file, shape.name, shape.type, dims, o.out);
+      const size_t row_bytes = H5Tget_size(shape.type) * [&] {
+        size_t n = 1;
+        for (auto d : shape.tail) n *= d;
+        return n;
+      }();
+      std::vector<char> buffer;
+      for (const Source& s : sources) {
+        h5::Handle src_file(h5::check(H5Fopen(s.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), s.path, "open"));
+        h5::Handle src(h5::check(H5Dopen2(src_file, shape.name, H5P_DEFAULT), s.path, shape.name));
+        constexpr uint64_t SLICE = 16384;
+        for (uint64_t first = 0; first < s.rows; first += SLICE) {
+          const uint64_t count = std::min(SLICE, s.rows - first);
+          buffer.resize(count * row_bytes);
+          h5::Handle src_space(h5::check(H5Dget_space(src), s.path, shape.name));
+          std::vector<hsize_t> offset(dims.size(), 0), counts = dims;
+          offset[0] = first;
+          counts[0] = count;
+          h5::check_status(
+              H5Sselect_hyperslab(src_space, H5S_SELECT_SET, offset.data(), nullptr, counts.data(), nullptr), s.path,
+              shape.name);
+          h5::Handle mem(h5::check(H5Screate_simple(int(counts.size()), counts.data(), nullptr), s.path, shape.name));
+          h5::check_status(H5Dread(src, shape.type, mem, src_space, H5P_DEFAULT, buffer.data()), s.path,
+                           std::string("read ") + shape.name);
+          write_rows(ds, shape.type, s.first_row + first, count, shape.tail, buffer.data(), o.out, shape.name);
+        }
+      }
+      continue;
+    }
+    h5::Handle space(h5::check(H5Screate_simple(int(dims.size()), dims.data(), nullptr), o.out, shape.name));
+    h5::Handle dcpl(h5::check(H5Pcreate(H5P_DATASET_CREATE), o.out, shape.name));
+    h5::check_status(H5Pset_obj_track_times(dcpl, false), o.out, shape.name);
+    for (const Source& s : sources) {
+      if (s.rows == 0) continue;
+      std::vector<hsize_t> offset(dims.size(), 0), counts = dims, src_dims = dims;
+      offset[0] = s.first_row;
+      counts[0] = s.rows;
+      src_dims[0] = s.rows;
+      h5::check_status(H5Sselect_hyperslab(space, H5S_SELECT_SET, offset.data(), nullptr, counts.data(), nullptr),
+                       o.out, shape.name);
+      h5::Handle src_space(
+          h5::check(H5Screate_simple(int(src_dims.size()), src_dims.data(), nullptr), o.out, shape.name));
+      h5::check_status(H5Pset_virtual(dcpl, space, s.relative.c_str(), shape.name, src_space), o.out,
+                       std::string("map ") + shape.name + " of " + s.path);
+    }
+    H5Sselect_all(space);
+    h5::Handle ds(h5::check(H5Dcreate2(file, shape.name, shape.type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), o.out,
+                            std::string("create virtual dataset ") + shape.name));
+  }
+
+  // The game column and the games table hold indices, offset per shard: they are rewritten
+  // (small: 8 bytes a row, about 45 a game).
+  {
+    h5::Handle game = create_plain(file, GAME, H5T_NATIVE_INT64, {total.positions}, o.out);
+    for (const Source& s : sources) {
+      const DatasetReader reader(s.path);
+      constexpr uint64_t SLICE = 1 << 20;
+      for (uint64_t first = 0; first < s.rows; first += SLICE) {
+        auto values = reader.read_row_column(GAME, first, std::min(SLICE, s.rows - first));
+        for (auto& v : values) v += int64_t(s.first_game);
+        write_rows(game, H5T_NATIVE_INT64, s.first_row + first, values.size(), {}, values.data(), o.out, GAME);
+      }
+    }
+  }
+  h5::Handle gcpl(h5::check(H5Pcreate(H5P_GROUP_CREATE), o.out, "group properties"));
+  h5::check_status(H5Pset_obj_track_times(gcpl, false), o.out, "group properties");
+  h5::Handle group(
+      h5::check(H5Gcreate2(file, GAMES_GROUP, H5P_DEFAULT, gcpl, H5P_DEFAULT), o.out, "create group games"));
+  // Stored types as in dataset_format.h; values pass through int64 in memory.
+  const std::pair<const char*, hid_t> columns[] = {
+      {GAME_FIRST_ROW, H5T_NATIVE_INT64}, {GAME_NUM_ROWS, H5T_NATIVE_INT32},      {GAME_PLIES, H5T_NATIVE_INT32},
+      {GAME_SOURCE, H5T_NATIVE_INT32},    {GAME_SOURCE_NUMBER, H5T_NATIVE_INT64}, {GAME_SOURCE_LINE, H5T_NATIVE_INT64},
+      {GAME_RESULT, H5T_NATIVE_INT8},     {GAME_TERMINATION, H5T_NATIVE_INT8}};
+  for (const auto& [name, type] : columns) {
+    h5::Handle ds = create_plain(group, name, type, {total.games}, o.out);
+    const std::string column = name;
+    for (const Source& s : sources) {
+      auto values = DatasetReader(s.path).read_game_column(name);
+      const int64_t offset = column == GAME_FIRST_ROW ? int64_t(s.first_row)
+                             : column == GAME_SOURCE  ? s.first_source
+                                                      : 0;
+      for (auto& v : values) v += offset;
+      write_rows(ds, H5T_NATIVE_INT64, s.first_game, values.size(), {}, values.data(), o.out, name);
+    }
+  }
+  write_dataset_attributes(file, provenance, total.positions, total.games, o.out);
+  group.reset();
+  h5::check_status(H5Fclose(file.release()), o.out, "close");
+  atomic.commit();
+  return total;
+}
+
+}  // namespace legalnet::data
