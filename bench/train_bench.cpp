@@ -39,8 +39,9 @@ int main(int argc, char** argv) {
     torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-3));
     std::vector<Batch> ready;
     if (in_memory) {
-      std::vector<uint32_t> order = epoch_order(data.size(), 0, 0);
-      for (int i = 0; i < 8; ++i) ready.push_back(make_batch(data, order.data() + size_t(i) * size_t(batch), size_t(batch), false));
+      std::vector<uint32_t> order = epoch_order(data, 0, 0);
+      for (int i = 0; i < 8; ++i)
+        ready.push_back(make_batch(data, order.data() + size_t(i) * size_t(batch), size_t(batch), false));
     }
     BatchLoader loader(data, batch, 0, 0, device);
     auto step = [&](int i) {

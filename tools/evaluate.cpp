@@ -4,7 +4,7 @@
 
 #include "nn/evaluator.h"
 #include "nn/trainer.h"
-#include "util/error.h"
+#include "util/tool_main.h"
 #include "util/version.h"
 
 int main(int argc, char** argv) {
@@ -41,12 +41,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
-  try {
+  o.command_line = command_line(argc, argv);
+  return report_errors("evaluate", [&] {
     nn::run_evaluate(o);
     return 0;
-  } catch (const Error& e) {
-    fmt::print(stderr, "evaluate: {}\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -5,7 +5,7 @@
 #include "chess/notation.h"
 #include "chess/perft.h"
 #include "games/gen_moves.h"
-#include "util/error.h"
+#include "util/tool_main.h"
 #include "util/version.h"
 
 namespace {
@@ -60,13 +60,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  try {
+  return report_errors("gen_moves", [&] {
     if (*perft_cmd) return run_perft(fen, depth);
     apply_slurm_array_shard(opt, shard->count() > 0);
     run_gen_moves(opt);
     return 0;
-  } catch (const Error& e) {
-    fmt::print(stderr, "gen_moves: {}\n", e.what());
-    return 1;
-  }
+  });
 }

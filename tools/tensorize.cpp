@@ -4,7 +4,7 @@
 
 #include "data/dataset_merge.h"
 #include "data/tensorize.h"
-#include "util/error.h"
+#include "util/tool_main.h"
 #include "util/version.h"
 
 int main(int argc, char** argv) {
@@ -42,8 +42,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  for (int i = 0; i < argc; ++i) opt.command_line += (i ? " " : "") + std::string(argv[i]);
-  try {
+  opt.command_line = command_line(argc, argv);
+  return report_errors("tensorize", [&] {
     if (*merge_cmd) {
       merge.command_line = opt.command_line;
       const auto summary = data::merge_datasets(merge);
@@ -52,14 +52,9 @@ int main(int argc, char** argv) {
                    summary.positions, merge.inputs.size(), merge.out);
       return 0;
     }
-    if (opt.inputs.empty() || opt.out.empty()) {
-      fmt::print(stderr, "tensorize: give --in FILE and --out FILE.h5 (or the merge subcommand); see --help\n");
-      return 1;
-    }
+    if (opt.inputs.empty() || opt.out.empty())
+      throw Error("give --in FILE and --out FILE.h5 (or the merge subcommand); see --help");
     run_tensorize(opt);
     return 0;
-  } catch (const Error& e) {
-    fmt::print(stderr, "tensorize: {}\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "nn/trainer.h"
-#include "util/error.h"
+#include "util/tool_main.h"
 #include "util/version.h"
 
 int main(int argc, char** argv) {
@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   app.add_option("--min-lr-ratio", o.min_lr_ratio, "Final learning rate / peak")->capture_default_str();
   app.add_option("--clip", o.clip, "Gradient-norm clipping (0: off)")->capture_default_str();
   app.add_option("--max-ply", o.max_ply, "Train only on positions with ply <= this (-1: all)")->capture_default_str();
+  app.add_option("--check-weight", o.check_weight,
+                 "Positions whose side to move is in check appear this many times per epoch (the hardest 5%)")
+      ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of initialisation, shuffling and the validation split")->capture_default_str();
   app.add_option("--device", o.device, "auto | cpu | cuda | cuda:N")->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->capture_default_str();
@@ -56,12 +59,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
-  try {
+  o.command_line = command_line(argc, argv);
+  return report_errors("train", [&] {
     nn::run_train(o);
     return 0;
-  } catch (const Error& e) {
-    fmt::print(stderr, "train: {}\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -21,18 +21,33 @@ Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, b
   return b;
 }
 
-std::vector<uint32_t> epoch_order(size_t rows, uint64_t seed, int64_t epoch) {
-  std::vector<uint32_t> order(rows);
-  for (size_t i = 0; i < rows; ++i) order[i] = uint32_t(i);
+std::vector<uint32_t> epoch_order(const CompactPositions& data, uint64_t seed, int64_t epoch, int check_weight) {
+  std::vector<uint32_t> order;
+  order.reserve(data.size());
+  for (size_t i = 0; i < data.size(); ++i) {
+    const int copies = data.in_check[i] ? check_weight : 1;
+    for (int c = 0; c < copies; ++c) order.push_back(uint32_t(i));
+  }
   GameRng rng(seed, uint64_t(epoch) ^ 0xE90C4ULL << 32);
-  for (size_t i = rows; i > 1; --i) std::swap(order[i - 1], order[rng.below(uint32_t(i))]);
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(uint32_t(i))]);
   return order;
 }
 
+int64_t epoch_steps(const CompactPositions& data, int batch_size, int check_weight) {
+  size_t n = data.size();
+  for (uint8_t c : data.in_check) n += c ? size_t(std::max(1, check_weight) - 1) : 0;
+  return int64_t(n) / batch_size;
+}
+
 BatchLoader::BatchLoader(const CompactPositions& data, int batch_size, uint64_t seed, int64_t first_step,
-                         const torch::Device& device)
-    : data_(data), batch_size_(batch_size), seed_(seed), device_(device), next_step_(first_step) {
-  steps_per_epoch_ = int64_t(data.size()) / batch_size;
+                         const torch::Device& device, int check_weight)
+    : data_(data),
+      batch_size_(batch_size),
+      seed_(seed),
+      device_(device),
+      check_weight_(std::max(1, check_weight)),
+      next_step_(first_step) {
+  steps_per_epoch_ = epoch_steps(data, batch_size, check_weight_);
   if (steps_per_epoch_ == 0)
     throw Error("the training set has " + std::to_string(data.size()) + " positions, fewer than one batch of " +
                 std::to_string(batch_size));
@@ -56,7 +71,7 @@ void BatchLoader::produce() {
     for (int64_t step = next_step_;; ++step) {
       if (step / steps_per_epoch_ != epoch) {
         epoch = step / steps_per_epoch_;
-        order = epoch_order(data_.size(), seed_, epoch);
+        order = epoch_order(data_, seed_, epoch, check_weight_);
       }
       const size_t first = size_t(step % steps_per_epoch_) * size_t(batch_size_);
       Batch b = make_batch(data_, order.data() + first, size_t(batch_size_), pin);

@@ -21,15 +21,19 @@ struct Batch {
 // Expands rows [rows, rows + n) of `data` into a batch on the CPU (pinned when `pin`).
 Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin);
 
-// The row order of one epoch: a Fisher-Yates shuffle driven by GameRng(seed, epoch).
-std::vector<uint32_t> epoch_order(size_t rows, uint64_t seed, int64_t epoch);
+// The row order of one epoch: every row once, rows in check `check_weight` times, shuffled
+// (Fisher-Yates) by GameRng(seed, epoch).
+std::vector<uint32_t> epoch_order(const CompactPositions& data, uint64_t seed, int64_t epoch, int check_weight = 1);
+
+// Full batches in one epoch of epoch_order.
+int64_t epoch_steps(const CompactPositions& data, int batch_size, int check_weight);
 
 class BatchLoader {
  public:
   // Produces the batches of steps first_step, first_step + 1, ... (epochs of
   // rows / batch_size full batches) and moves them to `device`.
   BatchLoader(const CompactPositions& data, int batch_size, uint64_t seed, int64_t first_step,
-              const torch::Device& device);
+              const torch::Device& device, int check_weight = 1);
   ~BatchLoader();
   Batch next();
   int64_t steps_per_epoch() const { return steps_per_epoch_; }
@@ -40,6 +44,7 @@ class BatchLoader {
   const int batch_size_;
   const uint64_t seed_;
   const torch::Device device_;
+  const int check_weight_;
   int64_t steps_per_epoch_;
   int64_t next_step_;
   std::deque<Batch> queue_;

@@ -24,6 +24,17 @@ torch::serialize::InputArchive open_archive(const std::string& path, const torch
   return archive;
 }
 
+// Saves under a temporary name and renames, so a crash never leaves a half-written file.
+void write_archive(torch::serialize::OutputArchive& archive, const std::string& path, const char* what) {
+  AtomicPath atomic(path);
+  try {
+    archive.save_to(atomic.temp());
+  } catch (const c10::Error& e) {
+    throw Error(std::string("cannot write ") + what + " '" + path + "'");
+  }
+  atomic.commit();
+}
+
 }  // namespace
 
 void save_model(const std::string& path, const ModelConfig& config, PolicyNet& net, const std::string& training_json) {
@@ -32,13 +43,7 @@ void save_model(const std::string& path, const ModelConfig& config, PolicyNet& n
   archive.write("legalnet_format", c10::IValue(std::string(MODEL_FORMAT)));
   archive.write("legalnet_config", c10::IValue(config.to_json()));
   archive.write("legalnet_training", c10::IValue(training_json));
-  AtomicPath atomic(path);
-  try {
-    archive.save_to(atomic.temp());
-  } catch (const c10::Error& e) {
-    throw Error("cannot write model '" + path + "'");
-  }
-  atomic.commit();
+  write_archive(archive, path, "model");
 }
 
 LoadedModel load_model(const std::string& path, const torch::Device& device) {
@@ -71,14 +76,7 @@ void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyN
   archive.write("step", c10::IValue(state.step));
   archive.write("samples", c10::IValue(state.samples));
   archive.write("elapsed_seconds", c10::IValue(state.elapsed_seconds));
-  archive.write("best_val_loss", c10::IValue(state.best_val_loss));
-  AtomicPath atomic(path);
-  try {
-    archive.save_to(atomic.temp());
-  } catch (const c10::Error& e) {
-    throw Error("cannot write checkpoint '" + path + "'");
-  }
-  atomic.commit();
+  write_archive(archive, path, "checkpoint");
 }
 
 TrainState load_checkpoint(const std::string& path, const ModelConfig& expected, PolicyNet& net,
@@ -102,7 +100,6 @@ TrainState load_checkpoint(const std::string& path, const ModelConfig& expected,
   s.step = get("step").toInt();
   s.samples = get("samples").toInt();
   s.elapsed_seconds = get("elapsed_seconds").toDouble();
-  s.best_val_loss = get("best_val_loss").toDouble();
   return s;
 }
 

@@ -30,7 +30,6 @@ struct TrainState {
   int64_t step = 0;            // optimizer steps done
   int64_t samples = 0;         // training samples seen
   double elapsed_seconds = 0;  // training time before this process
-  double best_val_loss = -1;
 };
 
 void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyNet& net,

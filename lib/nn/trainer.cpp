@@ -62,6 +62,7 @@ std::string options_json(const TrainOptions& o, const ModelConfig& model, int64_
   j["min_lr_ratio"] = o.min_lr_ratio;
   j["clip"] = o.clip;
   j["max_ply"] = o.max_ply;
+  j["check_weight"] = o.check_weight;
   j["seed"] = o.seed;
   j["train_positions"] = train_rows;
   j["val_positions"] = val_rows;
@@ -126,7 +127,8 @@ TrainResult run_train(const TrainOptions& o) {
   auto net = make_model(model);
   net->to(device);
   auto optimizer = make_optimizer(o, *net);
-  const int64_t steps_per_epoch = int64_t(train_rows.size()) / o.batch_size;
+  if (o.check_weight < 1 || o.check_weight > 100) throw Error("--check-weight must be in 1..100");
+  const int64_t steps_per_epoch = epoch_steps(train_rows, o.batch_size, o.check_weight);
   int64_t total_steps = int64_t(o.epochs) * steps_per_epoch;
   if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
   if (total_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
@@ -155,7 +157,7 @@ TrainResult run_train(const TrainOptions& o) {
                model.describe(), count_parameters(*net), device.str(), train_rows.size(), val_rows.size(), total_steps,
                o.batch_size);
 
-  BatchLoader loader(train_rows, o.batch_size, o.seed, state.step, device);
+  BatchLoader loader(train_rows, o.batch_size, o.seed, state.step, device, o.check_weight);
   Progress progress("steps", uint64_t(total_steps), !o.quiet && stderr_is_terminal());
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };

@@ -27,6 +27,7 @@ struct TrainOptions {
   double min_lr_ratio = 0.02;  // the cosine decays to lr * min_lr_ratio
   double clip = 1.0;           // gradient-norm clipping; 0: off
   int max_ply = -1;            // train only on positions with ply <= max_ply
+  int check_weight = 1;        // positions whose side to move is in check appear this often per epoch
   uint64_t seed = 0;
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
   int threads = 0;              // 0: all cores

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "chess/bitboard.h"
 #include "data/dataset_format.h"
 #include "data/dataset_reader.h"
 #include "encode/encode.h"
@@ -31,6 +32,30 @@ void CompactPositions::append_row(const CompactPositions& o, size_t r) {
   legal_begin.push_back(legal.size());
   game.push_back(o.game[r]);
   ply.push_back(o.ply[r]);
+  in_check.push_back(o.in_check[r]);
+}
+
+bool side_to_move_in_check(const int8_t* squares, int side) {
+  using namespace chess;
+  init_bitboards();
+  Bitboard by_type[PIECE_TYPE_NB] = {}, them = 0, occupied = 0;
+  Square king = SQ_NONE;
+  for (int s = 0; s < 64; ++s) {
+    const int code = squares[s];
+    if (!code) continue;
+    occupied |= square_bb(Square(s));
+    if ((code > 0) == (side > 0)) {
+      if (std::abs(code) == KING) king = Square(s);
+      continue;
+    }
+    them |= square_bb(Square(s));
+    by_type[std::abs(code)] |= square_bb(Square(s));
+  }
+  if (king == SQ_NONE) return false;
+  const Color us = side > 0 ? WHITE : BLACK;
+  return (pawn_attacks(us, king) & by_type[PAWN]) || (knight_attacks(king) & by_type[KNIGHT]) ||
+         (bishop_attacks(king, occupied) & (by_type[BISHOP] | by_type[QUEEN])) ||
+         (rook_attacks(king, occupied) & (by_type[ROOK] | by_type[QUEEN])) || (king_attacks(king) & by_type[KING]);
 }
 
 CompactPositions load_positions(const std::vector<std::string>& paths, const LoadOptions& options) {
@@ -79,6 +104,7 @@ CompactPositions load_positions(const std::vector<std::string>& paths, const Loa
         out.legal_begin.push_back(out.legal.size());
         out.game.push_back(game_offset + games[i]);
         out.ply.push_back(int32_t(plies[i]));
+        out.in_check.push_back(side_to_move_in_check(&out.squares[out.squares.size() - 64], out.side.back()));
       }
       done += count;
       progress.update(done);

@@ -16,6 +16,7 @@ struct CompactPositions {
   std::vector<uint64_t> legal_begin = {0};  // row r's moves are legal[legal_begin[r] .. legal_begin[r+1])
   std::vector<int64_t> game;                // game number, unique across the loaded files
   std::vector<int32_t> ply;
+  std::vector<uint8_t> in_check;  // the side to move is in check
 
   size_t size() const { return side.size(); }
   // The planes of row r into out[448] as floats (encode::encode_planes's layout).
@@ -31,6 +32,9 @@ struct LoadOptions {
   uint64_t max_rows = 0;  // 0: all
   bool quiet = false;
 };
+
+// Whether the side to move (+1 white, -1 black) is in check, from 64 signed piece codes.
+bool side_to_move_in_check(const int8_t* squares, int side);
 
 // Reads one or more datasets (a merged file counts as one) into memory, in file order.
 CompactPositions load_positions(const std::vector<std::string>& paths, const LoadOptions& options);
