@@ -3,10 +3,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
+#include "data/dataset_reader.h"
 #include "data/tensorize.h"
 #include "encode/encode.h"
 #include "games/gen_moves.h"
 #include "nn/batches.h"
+#include "nn/evaluator.h"
 #include "nn/model_file.h"
 #include "nn/models.h"
 #include "nn/trainer.h"
@@ -199,6 +203,80 @@ TEST(ModelFile, PythonLoadsTheWeightsIntoAnEquivalentModule) {
   }
   std::ofstream(dir + "/junk.pt") << "junk";
   EXPECT_THROW(load_model(dir + "/junk.pt", torch::kCPU), Error);
+}
+
+}  // namespace
+}  // namespace legalnet::nn
+
+namespace legalnet::nn {
+namespace {
+
+// A model made for the test: every possibly-legal index gets probability 0.6, so every figure
+// of the report can be computed by hand from the legal-move counts.
+TEST(Evaluate, MetricsOfAConstantModelMatchHandComputedValues) {
+  const std::string dir = test::temp_dir("evaluate");
+  const ModelConfig c = config("mlp", 8, 0, 0);
+  auto net = make_model(c);
+  const double logit = std::log(0.6 / 0.4);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : net->named_parameters()) p.value().zero_();
+    for (auto& p : net->named_parameters())
+      if (p.key() == "out.bias") p.value().fill_(logit);
+  }
+  save_model(dir + "/constant.pt", c, *net, "{}");
+
+  EvaluateOptions o;
+  o.model = dir + "/constant.pt";
+  o.data = {tiny_dataset()};
+  o.max_positions = 200;
+  o.games = 3;
+  o.device = "cpu";
+  o.threads = 1;
+  o.quiet = true;
+  o.report = dir + "/report.json";
+  testing::internal::CaptureStdout();
+  run_evaluate(o);
+  const std::string table = testing::internal::GetCapturedStdout();
+  const auto report = nlohmann::json::parse(test::read_file(o.report));
+  const auto& d = report["dataset"];
+
+  data::DatasetReader reader(tiny_dataset());
+  const uint64_t n = 200;
+  std::vector<uint8_t> masks(n * encode::MOVE_INDICES);
+  reader.read_legal_moves(0, n, masks.data());
+  double legal = 0, legal_share = 0;
+  for (uint64_t r = 0; r < n; ++r) {
+    double l = 0;
+    for (int k = 0; k < encode::MOVE_INDICES; ++k) l += masks[r * encode::MOVE_INDICES + k];
+    legal += l;
+    legal_share += l * 0.6 / (1792 * 0.6 + 2304 / (1 + std::exp(20.0)));
+  }
+  const double off = -std::log1p(-1 / (1 + std::exp(20.0)));
+  const double bce = (legal * -std::log(0.6) + (1792.0 * n - legal) * -std::log(0.4) + 2304.0 * n * off) / (4096.0 * n);
+  EXPECT_EQ(d["positions"].get<uint64_t>(), n);
+  EXPECT_NEAR(d["bce"].get<double>(), bce, 1e-6);
+  EXPECT_DOUBLE_EQ(d["recall"].get<double>(), 1.0);
+  EXPECT_NEAR(d["precision"].get<double>(), legal / (1792.0 * n), 1e-9);
+  EXPECT_DOUBLE_EQ(d["exact_set_accuracy"].get<double>(), 0.0);
+  EXPECT_NEAR(d["legal_probability_mass"].get<double>(), legal_share / n, 1e-6);
+  EXPECT_EQ(d["false_positives"]["not a move of that piece"]["count"].get<uint64_t>() +
+                d["false_positives"]["blocked"]["count"].get<uint64_t>() +
+                d["false_positives"]["leaves or puts own king in check"]["count"].get<uint64_t>() +
+                d["false_positives"]["castling / en passant rules"]["count"].get<uint64_t>(),
+            uint64_t(1792.0 * n - legal));
+  EXPECT_EQ(report["games"]["games"].get<int>(), 3);
+  EXPECT_EQ(report["model"]["description"].get<std::string>(), "mlp 8");
+  EXPECT_NE(table.find("plies before the first illegal move"), std::string::npos);
+
+  // The same seed plays the same games; a missing dataset is refused by name.
+  testing::internal::CaptureStdout();
+  const std::string again = run_evaluate(o);
+  testing::internal::GetCapturedStdout();
+  EXPECT_EQ(nlohmann::json::parse(again)["games"]["mean_plies_before_first_illegal"],
+            report["games"]["mean_plies_before_first_illegal"]);
+  o.data = {dir + "/missing.h5"};
+  EXPECT_THROW(run_evaluate(o), Error);
 }
 
 }  // namespace
