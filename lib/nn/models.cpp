@@ -26,7 +26,7 @@ const std::vector<int>& geometric_indices() {
 IndexHead compact_head() {
   std::vector<int64_t> source(encode::MOVE_INDICES, int64_t(geometric_indices().size()));
   for (size_t j = 0; j < geometric_indices().size(); ++j) source[size_t(geometric_indices()[j])] = int64_t(j);
-  return IndexHead(source, int64_t(geometric_indices().size()));
+  return IndexHead(source);
 }
 
 int64_t final_width(const ModelConfig& c) {
@@ -46,10 +46,9 @@ int move_type_of(int index) {
   return -1;
 }
 
-IndexHeadImpl::IndexHeadImpl(std::vector<int64_t> src, int64_t compact_size) {
+IndexHeadImpl::IndexHeadImpl(const std::vector<int64_t>& src) {
   source = register_buffer("source", torch::tensor(src, torch::kLong));
   fixed_off = register_buffer("fixed_off", torch::full({1, 1}, FIXED_OFF_LOGIT));
-  (void)compact_size;
 }
 
 torch::Tensor IndexHeadImpl::forward(torch::Tensor compact) {
@@ -121,7 +120,7 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
   std::vector<int64_t> source(encode::MOVE_INDICES, 64 * 64);
   for (int i = 0; i < encode::MOVE_INDICES; ++i)
     if (encode::index_is_geometric(i)) source[size_t(i)] = int64_t(move_type_of(i)) * 64 + i / 64;
-  head = register_module("head", IndexHead(source, 64 * 64));
+  head = register_module("head", IndexHead(source));
 }
 
 torch::Tensor ResNetImpl::forward(torch::Tensor planes) {

@@ -13,12 +13,12 @@ class PolicyNet : public torch::nn::Module {
   virtual torch::Tensor forward(torch::Tensor planes) = 0;
 };
 
-// Scatters a compact set of logits into the 4096 move indices: index i takes
-// compact[:, source[i]], and the impossible indices take a constant far below zero (a buffer,
-// so it moves with the model and never trains).
+// Scatters a compact set of K logits into the 4096 move indices: index i takes
+// compact[:, source[i]], and source[i] == K (the impossible indices) takes a constant far below
+// zero (a buffer, so it moves with the model and never trains).
 struct IndexHeadImpl : torch::nn::Module {
-  explicit IndexHeadImpl(std::vector<int64_t> source, int64_t compact_size);
-  // compact [B, compact_size] -> logits [B, 4096]
+  explicit IndexHeadImpl(const std::vector<int64_t>& source);
+  // compact [B, K] -> logits [B, 4096]
   torch::Tensor forward(torch::Tensor compact);
   torch::Tensor source, fixed_off;
 };

@@ -94,6 +94,7 @@ TrainResult run_train(const TrainOptions& o) {
   if (o.out.empty()) throw Error("no run folder: give --out runs/NAME");
   if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
   if (!(o.lr > 0)) throw Error("--lr must be positive");
+  if (o.check_weight < 1 || o.check_weight > 100) throw Error("--check-weight must be in 1..100");
   const fs::path run(o.out);
   const std::string model_path = (run / "model.pt").string(), checkpoint_path = (run / "checkpoint.pt").string(),
                     metrics_path = (run / "metrics.csv").string();
@@ -127,7 +128,6 @@ TrainResult run_train(const TrainOptions& o) {
   auto net = make_model(model);
   net->to(device);
   auto optimizer = make_optimizer(o, *net);
-  if (o.check_weight < 1 || o.check_weight > 100) throw Error("--check-weight must be in 1..100");
   const int64_t steps_per_epoch = epoch_steps(train_rows, o.batch_size, o.check_weight);
   int64_t total_steps = int64_t(o.epochs) * steps_per_epoch;
   if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
@@ -161,7 +161,7 @@ TrainResult run_train(const TrainOptions& o) {
   Progress progress("steps", uint64_t(total_steps), !o.quiet && stderr_is_terminal());
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  double loss_sum = 0, window_start_time = 0;
+  double loss_sum = 0, window_start_time = state.elapsed_seconds;
   int64_t loss_count = 0, window_start_samples = state.samples;
   TrainResult result;
 
