@@ -21,7 +21,9 @@ def main(path, kind, hidden, blocks, channels, steps=60, batch=256, threads=2):
         masks = torch.from_numpy(f["legal_moves"][:n]).float()
     defaults = {"mlp": (4096, 0, 0), "conv": (1024, 8, 128), "resnet": (0, 6, 32)}[kind]
     config = {"kind": kind, "hidden": int(hidden) or defaults[0], "blocks": int(blocks) or defaults[1],
-              "channels": int(channels) or defaults[2], "squeeze_excitation": False, "geometric_head": True}
+              "channels": int(channels) or defaults[2], "squeeze_excitation": False,
+              # FULL_HEAD=1: the predecessor's own models, with a 4096-wide last layer.
+              "geometric_head": kind == "resnet" or os.environ.get("FULL_HEAD") != "1"}
     net = LegalNet(config)
     if hasattr(net, "head"):  # the same fixed-off indices as the C++ model
         net.head.source.copy_(geometric_source(kind))
@@ -43,7 +45,8 @@ def main(path, kind, hidden, blocks, channels, steps=60, batch=256, threads=2):
             if done >= steps + 5:
                 break
     rate = steps * batch / (time.perf_counter() - start)
-    print(f"python {kind} {config['hidden']} {config['blocks']}x{config['channels']}: {rate:.0f} samples/s")
+    head = "1792-wide head" if config["geometric_head"] else "4096-wide head"
+    print(f"python {kind} {config['hidden']} {config['blocks']}x{config['channels']} ({head}): {rate:.0f} samples/s")
 
 
 def geometric_source(kind):

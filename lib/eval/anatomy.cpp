@@ -133,18 +133,7 @@ void Anatomy::add(const Position& pos, const MoveList& legal, const float* probs
     if (predicted != is_legal[i]) exact = false;
     if (!predicted && !is_legal[i]) continue;
     const uint32_t kinds = kinds_of(pos, i, pinned);
-    if (is_legal[i]) {
-      ++total.legal;
-      total.legal_found += predicted;
-    }
-    if (predicted) {
-      ++total.predicted;
-      total.predicted_legal += is_legal[i];
-      if (!is_legal[i]) ++false_positives[reason_illegal(pos, i)];
-    }
-    for (int k = 0; k < MOVE_KIND_NB; ++k) {
-      if (!(kinds & (1u << k))) continue;
-      Counts& c = by_kind[size_t(k)];
+    auto count = [&](Counts& c) {
       if (is_legal[i]) {
         ++c.legal;
         c.legal_found += predicted;
@@ -153,7 +142,11 @@ void Anatomy::add(const Position& pos, const MoveList& legal, const float* probs
         ++c.predicted;
         c.predicted_legal += is_legal[i];
       }
-    }
+    };
+    count(total);
+    if (predicted && !is_legal[i]) ++false_positives[reason_illegal(pos, i)];
+    for (int k = 0; k < MOVE_KIND_NB; ++k)
+      if (kinds & (1u << k)) count(by_kind[size_t(k)]);
   }
   exact_sets += exact;
   top1_legal += is_legal[best];
@@ -165,26 +158,6 @@ void Anatomy::add(const Position& pos, const MoveList& legal, const float* probs
                                                                            : ENDGAME}) {
     illegal_mass[size_t(kind)] += 1.0 - legal_share;
     ++kind_positions[size_t(kind)];
-  }
-}
-
-void Anatomy::merge(const Anatomy& o) {
-  positions += o.positions;
-  exact_sets += o.exact_sets;
-  top1_legal += o.top1_legal;
-  legal_mass_sum += o.legal_mass_sum;
-  auto add = [](Counts& a, const Counts& b) {
-    a.legal += b.legal;
-    a.legal_found += b.legal_found;
-    a.predicted += b.predicted;
-    a.predicted_legal += b.predicted_legal;
-  };
-  add(total, o.total);
-  for (size_t k = 0; k < by_kind.size(); ++k) add(by_kind[k], o.by_kind[k]);
-  for (size_t r = 0; r < false_positives.size(); ++r) false_positives[r] += o.false_positives[r];
-  for (size_t k = 0; k < illegal_mass.size(); ++k) {
-    illegal_mass[k] += o.illegal_mass[k];
-    kind_positions[k] += o.kind_positions[k];
   }
 }
 

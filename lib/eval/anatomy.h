@@ -62,7 +62,6 @@ struct Anatomy {
 
   // Adds one position with its legal moves and the model's probabilities (sigmoid outputs).
   void add(const chess::Position& pos, const chess::MoveList& legal, const float* probs, float threshold);
-  void merge(const Anatomy& other);
 };
 
 // The kinds of move index `index` in pos (bit i set for MoveKind i).
