@@ -195,6 +195,26 @@ std::vector<int64_t> DatasetReader::read_row_column(const char* name, uint64_t s
   return values;
 }
 
+std::vector<chess::Position> DatasetReader::read_board_positions(uint64_t start, uint64_t count) const {
+  std::vector<int8_t> planes(count * encode::POSITION_SIZE);
+  read_positions(start, count, planes.data());
+  const auto castling = read_row_column(CASTLING, start, count);
+  const auto ep = read_row_column(EN_PASSANT, start, count);
+  const auto half = read_row_column(HALFMOVE_CLOCK, start, count);
+  const auto full = read_row_column(FULLMOVE_NUMBER, start, count);
+  std::vector<chess::Position> positions;
+  positions.reserve(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    try {
+      positions.push_back(encode::decode_position(&planes[i * encode::POSITION_SIZE], uint8_t(castling[i]), int(ep[i]),
+                                                  int(half[i]), int(full[i])));
+    } catch (const Error& e) {
+      throw Error(impl_->path + ": row " + std::to_string(start + i) + " is not a valid position: " + e.what());
+    }
+  }
+  return positions;
+}
+
 std::vector<int64_t> DatasetReader::read_game_column(const char* name) const {
   std::vector<int64_t> values(impl_->games);
   impl_->read_slab(std::string(GAMES_GROUP) + "/" + name, H5T_NATIVE_INT64, 0, impl_->games, values.data());

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "chess/position.h"
+
 namespace legalnet::data {
 
 class DatasetReader {
@@ -25,6 +27,9 @@ class DatasetReader {
   void read_legal_moves(uint64_t start, uint64_t count, uint8_t* out) const;
   // A per-row column (dataset_format.h names) for rows [start, start + count), as int64.
   std::vector<int64_t> read_row_column(const char* name, uint64_t start, uint64_t count) const;
+  // The exact positions of rows [start, start + count): planes plus castling rights,
+  // en-passant square and counters.
+  std::vector<chess::Position> read_board_positions(uint64_t start, uint64_t count) const;
   // A whole column of the games table, as int64.
   std::vector<int64_t> read_game_column(const char* name) const;
 

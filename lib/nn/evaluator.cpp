@@ -55,17 +55,7 @@ DatasetResult evaluate_dataset(PolicyNet& net, const EvaluateOptions& o, const t
     const uint64_t n = std::min(reader.num_positions(), total - done);
     for (uint64_t start = 0; start < n; start += uint64_t(o.batch_size)) {
       const uint64_t count = std::min(uint64_t(o.batch_size), n - start);
-      std::vector<int8_t> planes(count * encode::POSITION_SIZE);
-      reader.read_positions(start, count, planes.data());
-      const auto castling = reader.read_row_column(data::CASTLING, start, count);
-      const auto ep = reader.read_row_column(data::EN_PASSANT, start, count);
-      const auto half = reader.read_row_column(data::HALFMOVE_CLOCK, start, count);
-      const auto full = reader.read_row_column(data::FULLMOVE_NUMBER, start, count);
-      std::vector<chess::Position> positions;
-      positions.reserve(count);
-      for (uint64_t i = 0; i < count; ++i)
-        positions.push_back(encode::decode_position(&planes[i * encode::POSITION_SIZE], uint8_t(castling[i]),
-                                                    int(ep[i]), int(half[i]), int(full[i])));
+      const std::vector<chess::Position> positions = reader.read_board_positions(start, count);
       std::vector<const chess::Position*> pointers;
       for (const auto& p : positions) pointers.push_back(&p);
       const auto t0 = std::chrono::steady_clock::now();

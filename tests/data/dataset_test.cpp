@@ -58,18 +58,12 @@ TEST(Dataset, RowsAreThePositionsOfTheGamesWithTheirLegalMoves) {
   EXPECT_EQ(s.positions, fens.size());
   EXPECT_EQ(r.num_games(), 40u);
   const uint64_t n = r.num_positions();
-  std::vector<int8_t> planes(n * encode::POSITION_SIZE);
   std::vector<uint8_t> masks(n * encode::MOVE_INDICES);
-  r.read_positions(0, n, planes.data());
   r.read_legal_moves(0, n, masks.data());
-  const auto castling = r.read_row_column(data::CASTLING, 0, n);
-  const auto ep = r.read_row_column(data::EN_PASSANT, 0, n);
-  const auto half = r.read_row_column(data::HALFMOVE_CLOCK, 0, n);
-  const auto full = r.read_row_column(data::FULLMOVE_NUMBER, 0, n);
+  const auto positions = r.read_board_positions(0, n);
   const auto played = r.read_row_column(data::PLAYED_MOVE, 0, n);
   for (uint64_t i = 0; i < n; ++i) {
-    const chess::Position pos = encode::decode_position(&planes[i * encode::POSITION_SIZE], uint8_t(castling[i]),
-                                                        int(ep[i]), int(half[i]), int(full[i]));
+    const chess::Position& pos = positions[i];
     ASSERT_EQ(pos.fen(), fens[i]) << "row " << i;
     uint8_t expected[encode::MOVE_INDICES];
     encode::encode_legal_mask(chess::MoveList(pos), expected);
@@ -95,16 +89,10 @@ TEST(Dataset, MasksAgreeWithStockfishOnThousandsOfPositions) {
   data::DatasetReader r(dir + "/d.h5");
   const uint64_t n = std::min<uint64_t>(r.num_positions(), 3000);
   ASSERT_GE(n, 2500u);
-  std::vector<int8_t> planes(n * encode::POSITION_SIZE);
   std::vector<uint8_t> masks(n * encode::MOVE_INDICES);
-  r.read_positions(0, n, planes.data());
   r.read_legal_moves(0, n, masks.data());
-  const auto castling = r.read_row_column(data::CASTLING, 0, n);
-  const auto ep = r.read_row_column(data::EN_PASSANT, 0, n);
   std::vector<std::string> fens;
-  for (uint64_t i = 0; i < n; ++i)
-    fens.push_back(
-        encode::decode_position(&planes[i * encode::POSITION_SIZE], uint8_t(castling[i]), int(ep[i]), 0, 1).fen());
+  for (const auto& pos : r.read_board_positions(0, n)) fens.push_back(pos.fen());
   const auto sf = test::stockfish_perft(fens, 1);
   ASSERT_EQ(sf.size(), n);
   for (uint64_t i = 0; i < n; ++i) {
