@@ -7,7 +7,6 @@
 #include <numeric>
 
 #include "chess/notation.h"
-#include "data/dataset_format.h"
 #include "data/dataset_reader.h"
 #include "encode/encode.h"
 #include "eval/anatomy.h"
