@@ -2,19 +2,17 @@
 
 #include <fmt/core.h>
 
-#include <condition_variable>
 #include <cstdlib>
-#include <exception>
-#include <mutex>
+#include <deque>
+#include <future>
 #include <nlohmann/json.hpp>
-#include <thread>
-#include <vector>
 
 #include "games/random_game.h"
 #include "pgn/pgn_writer.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
+#include "util/thread_pool.h"
 #include "util/version.h"
 
 namespace legalnet {
@@ -145,87 +143,36 @@ GenMovesStats run_gen_moves(const GenMovesOptions& options) {
 
   const GameRange range = shard_range(options.games, options.shard, options.num_shards);
   const uint64_t count = range.last - range.first;
-  const uint64_t batches = (count + GAMES_PER_BATCH - 1) / GAMES_PER_BATCH;
   OutputFile out(options.out);
   Progress progress("games", count, !options.quiet && stderr_is_terminal());
 
-  // Workers fill batches in any order; this thread writes them in order. A window of slots
-  // bounds how far workers may run ahead of the writer (and so the memory held).
-  struct Slot {
+  // Workers play batches; this thread writes them in submission order, so the output does not
+  // depend on --threads. The window of batches in flight bounds the memory held.
+  struct PlayedBatch {
     std::string text;
     GenMovesStats stats;
-    bool ready = false;
   };
-  const uint64_t window = uint64_t(options.threads) * 4;
-  std::vector<Slot> slots(window);
-  std::mutex mutex;
-  std::condition_variable changed;
-  uint64_t next_batch = 0, written = 0;
-  std::exception_ptr failure;
-  bool stop = false;
-
-  auto worker = [&] {
-    for (;;) {
-      uint64_t batch;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        changed.wait(lock, [&] { return stop || next_batch >= batches || next_batch < written + window; });
-        if (stop || next_batch >= batches) return;
-        batch = next_batch++;
-      }
-      std::string text;
-      GenMovesStats stats;
-      try {
-        const uint64_t first = range.first + batch * GAMES_PER_BATCH;
-        play_batch(options, start, first, std::min(first + GAMES_PER_BATCH, range.last), text, stats);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (!failure) failure = std::current_exception();
-        stop = true;
-        changed.notify_all();
-        return;
-      }
-      std::lock_guard<std::mutex> lock(mutex);
-      Slot& slot = slots[batch % window];
-      slot.text = std::move(text);
-      slot.stats = stats;
-      slot.ready = true;
-      changed.notify_all();
-    }
-  };
-
-  std::vector<std::thread> workers;
-  for (int i = 0; i < options.threads; ++i) workers.emplace_back(worker);
-
+  ThreadPool pool(options.threads);
+  std::deque<std::future<PlayedBatch>> in_flight;
+  const size_t window = size_t(options.threads) * 4;
   GenMovesStats total;
-  try {
-    while (written < batches) {
-      std::string text;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        Slot& slot = slots[written % window];
-        changed.wait(lock, [&] { return slot.ready || stop; });
-        if (stop) break;
-        text = std::move(slot.text);
-        total.add(slot.stats);
-        slot = Slot{};
-      }
-      out.write(text);
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        ++written;
-        changed.notify_all();
-      }
-      progress.update(total.games);
-    }
-  } catch (...) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!failure) failure = std::current_exception();
-    stop = true;
-    changed.notify_all();
+  auto write_front = [&] {
+    const PlayedBatch batch = in_flight.front().get();
+    in_flight.pop_front();
+    out.write(batch.text);
+    total.add(batch.stats);
+    progress.update(total.games);
+  };
+  for (uint64_t first = range.first; first < range.last; first += GAMES_PER_BATCH) {
+    const uint64_t last = std::min(first + GAMES_PER_BATCH, range.last);
+    in_flight.push_back(pool.submit([&options, &start, first, last] {
+      PlayedBatch batch;
+      play_batch(options, start, first, last, batch.text, batch.stats);
+      return batch;
+    }));
+    while (in_flight.size() > window) write_front();
   }
-  for (auto& t : workers) t.join();
-  if (failure) std::rethrow_exception(failure);
+  while (!in_flight.empty()) write_front();
 
   out.commit();
   progress.finish();
