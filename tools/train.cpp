@@ -13,7 +13,10 @@ int main(int argc, char** argv) {
       "train: trains a policy net (mlp, conv or resnet) to predict the legal moves of a position with binary\n"
       "cross-entropy, on CPU or CUDA. The datasets are loaded into memory compactly (about 130 bytes a\n"
       "position; a streaming mode for datasets larger than memory does not exist yet). Writes\n"
-      "OUT/model.pt, OUT/checkpoint.pt, OUT/metrics.csv and OUT/options.json."};
+      "OUT/model.pt, OUT/checkpoint.pt, OUT/metrics.csv and OUT/options.json.\n"
+      "Several processes (torchrun's RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, or srun's SLURM_PROCID/\n"
+      "SLURM_NTASKS) train one model data-parallel: --batch-size is per process, gradients are averaged,\n"
+      "rank 0 writes OUT."};
   app.set_version_flag("--version", std::string("train ") + VERSION + " (" + GIT_DESCRIBE + ")");
   app.set_config("--config", "", "Read options from an INI or TOML file (keys are the long option names)");
   nn::TrainOptions o;
@@ -61,6 +64,7 @@ int main(int argc, char** argv) {
   }
   o.command_line = command_line(argc, argv);
   return report_errors("train", [&] {
+    o.ranks = nn::process_group_from_environment();
     nn::run_train(o);
     return 0;
   });

@@ -40,17 +40,18 @@ int64_t epoch_steps(const CompactPositions& data, int batch_size, int check_weig
 }
 
 BatchLoader::BatchLoader(const CompactPositions& data, int batch_size, uint64_t seed, int64_t first_step,
-                         const torch::Device& device, int check_weight)
+                         const torch::Device& device, int check_weight, BatchSlice slice)
     : data_(data),
       batch_size_(batch_size),
       seed_(seed),
       device_(device),
       check_weight_(std::max(1, check_weight)),
+      slice_(slice),
       next_step_(first_step) {
-  steps_per_epoch_ = epoch_steps(data, batch_size, check_weight_);
+  steps_per_epoch_ = epoch_steps(data, batch_size * slice.world_size, check_weight_);
   if (steps_per_epoch_ == 0)
     throw Error("the training set has " + std::to_string(data.size()) + " positions, fewer than one batch of " +
-                std::to_string(batch_size));
+                std::to_string(batch_size * slice.world_size));
   thread_ = std::thread([this] { produce(); });
 }
 
@@ -73,7 +74,8 @@ void BatchLoader::produce() {
         epoch = step / steps_per_epoch_;
         order = epoch_order(data_, seed_, epoch, check_weight_);
       }
-      const size_t first = size_t(step % steps_per_epoch_) * size_t(batch_size_);
+      const size_t global_batch = size_t(batch_size_) * size_t(slice_.world_size);
+      const size_t first = size_t(step % steps_per_epoch_) * global_batch + size_t(slice_.rank) * size_t(batch_size_);
       Batch b = make_batch(data_, order.data() + first, size_t(batch_size_), pin);
       std::unique_lock<std::mutex> lock(mutex_);
       changed_.wait(lock, [this] { return stop_ || queue_.size() < QUEUE_DEPTH; });

@@ -28,12 +28,20 @@ std::vector<uint32_t> epoch_order(const CompactPositions& data, uint64_t seed, i
 // Full batches in one epoch of epoch_order.
 int64_t epoch_steps(const CompactPositions& data, int batch_size, int check_weight);
 
+// Where a process's batches come from in a data-parallel run: each step takes a global batch
+// of batch_size x world_size rows of the epoch order, and rank r takes its r-th slice, so
+// the union over ranks is the batch one process would take with batch_size x world_size.
+struct BatchSlice {
+  int rank = 0;
+  int world_size = 1;
+};
+
 class BatchLoader {
  public:
   // Produces the batches of steps first_step, first_step + 1, ... (epochs of
-  // rows / batch_size full batches) and moves them to `device`.
+  // rows / (batch_size x world_size) full global batches) and moves them to `device`.
   BatchLoader(const CompactPositions& data, int batch_size, uint64_t seed, int64_t first_step,
-              const torch::Device& device, int check_weight = 1);
+              const torch::Device& device, int check_weight = 1, BatchSlice slice = {});
   ~BatchLoader();
   Batch next();
   int64_t steps_per_epoch() const { return steps_per_epoch_; }
@@ -45,6 +53,7 @@ class BatchLoader {
   const uint64_t seed_;
   const torch::Device device_;
   const int check_weight_;
+  const BatchSlice slice_;
   int64_t steps_per_epoch_;
   int64_t next_step_;
   std::deque<Batch> queue_;

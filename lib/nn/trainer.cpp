@@ -12,6 +12,7 @@
 
 #include "nn/batches.h"
 #include "nn/device.h"
+#include "nn/distributed.h"
 #include "nn/metrics.h"
 #include "nn/model_file.h"
 #include "util/error.h"
@@ -69,6 +70,22 @@ std::string options_json(const TrainOptions& o, const ModelConfig& model, int64_
   return j.dump(2);
 }
 
+// The sums behind an evaluation, added up over the ranks.
+Evaluation all_ranks_sum(Collectives& ranks, const Evaluation& mine) {
+  if (ranks.world_size() == 1) return mine;
+  auto t = torch::tensor({mine.loss * double(mine.positions) * 4096.0, double(mine.positions),
+                          double(mine.true_positives), double(mine.false_positives), double(mine.false_negatives)},
+                         torch::kFloat64);
+  ranks.all_reduce_sum(t);
+  Evaluation all;
+  all.positions = uint64_t(t[1].item<double>());
+  all.loss = all.positions ? t[0].item<double>() / (double(all.positions) * 4096.0) : 0.0;
+  all.true_positives = uint64_t(t[2].item<double>());
+  all.false_positives = uint64_t(t[3].item<double>());
+  all.false_negatives = uint64_t(t[4].item<double>());
+  return all;
+}
+
 constexpr const char* CSV_HEADER =
     "step,epoch,samples,train_loss,val_loss,precision,recall,f1,samples_per_s,lr,elapsed_s\n";
 
@@ -102,14 +119,20 @@ TrainResult run_train(const TrainOptions& o) {
   if (!o.resume && !o.force && (fs::exists(model_path) || fs::exists(checkpoint_path)))
     throw Error("'" + o.out + "' already holds a run; use --resume to continue it or --force to start over");
 
-  const torch::Device device = pick_device(o.device);
+  torch::Device device = pick_device(o.device);
+  if (device.is_cuda() && o.ranks.world_size > 1 && (o.device == "auto" || o.device == "cuda"))
+    device = torch::Device(torch::kCUDA, c10::DeviceIndex(o.ranks.local_rank % int(torch::cuda::device_count())));
   configure_threads(o.threads);
   configure_for_speed(device);
   torch::manual_seed(o.seed);
+  Collectives ranks(o.ranks, device);
+  const bool main = ranks.is_main();
+  const bool verbose = main && !o.quiet;
+  const int global_batch = o.batch_size * ranks.world_size();
 
   LoadOptions load;
   load.max_ply = o.max_ply;
-  load.quiet = o.quiet;
+  load.quiet = !verbose;
   CompactPositions train_rows, val_rows;
   if (o.val.empty()) {
     split_by_game(load_positions(o.data, load), o.val_fraction, o.seed, train_rows, val_rows);
@@ -124,41 +147,52 @@ TrainResult run_train(const TrainOptions& o) {
     for (size_t r = 0; r < o.val_max; ++r) first.append_row(val_rows, r);
     val_rows = std::move(first);
   }
+  // Each rank validates its share of the rows; the sums are added up over the ranks.
+  CompactPositions val_share;
+  for (size_t r = val_rows.size() * size_t(ranks.rank()) / size_t(ranks.world_size());
+       r < val_rows.size() * size_t(ranks.rank() + 1) / size_t(ranks.world_size()); ++r)
+    val_share.append_row(val_rows, r);
 
   auto net = make_model(model);
   net->to(device);
+  broadcast_state(ranks, *net);
   auto optimizer = make_optimizer(o, *net);
-  const int64_t steps_per_epoch = epoch_steps(train_rows, o.batch_size, o.check_weight);
+  const int64_t steps_per_epoch = epoch_steps(train_rows, global_batch, o.check_weight);
   int64_t total_steps = int64_t(o.epochs) * steps_per_epoch;
   if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
   if (total_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
 
   TrainState state;
-  fs::create_directories(run);
-  if (o.resume) {
-    state = load_checkpoint(checkpoint_path, model, *net, *optimizer, device);
-  } else {
-    fs::remove(model_path);
-    fs::remove(checkpoint_path);
-    OutputFile csv(metrics_path);
-    csv.write(CSV_HEADER);
-    csv.commit();
-  }
-  {
+  std::ofstream csv;
+  if (o.resume) state = load_checkpoint(checkpoint_path, model, *net, *optimizer, device);
+  if (main) {
+    fs::create_directories(run);
+    if (!o.resume) {
+      fs::remove(model_path);
+      fs::remove(checkpoint_path);
+      OutputFile header(metrics_path);
+      header.write(CSV_HEADER);
+      header.commit();
+    }
     OutputFile json((run / "options.json").string());
     json.write(options_json(o, model, total_steps, train_rows.size(), val_rows.size()) + "\n");
     json.commit();
+    csv.open(metrics_path, std::ios::app);
+    if (!csv) throw Error("cannot append to '" + metrics_path + "'");
   }
-  std::ofstream csv(metrics_path, std::ios::app);
-  if (!csv) throw Error("cannot append to '" + metrics_path + "'");
 
-  if (!o.quiet)
+  if (verbose) {
     fmt::print(stderr, "train: {} ({} parameters) on {}, {} training / {} validation positions, {} steps of {}\n",
                model.describe(), count_parameters(*net), device.str(), train_rows.size(), val_rows.size(), total_steps,
-               o.batch_size);
+               global_batch);
+    if (ranks.world_size() > 1)
+      fmt::print(stderr, "train: {} processes ({}), {} positions per process and step\n", ranks.world_size(),
+                 ranks.backend(), o.batch_size);
+  }
 
-  BatchLoader loader(train_rows, o.batch_size, o.seed, state.step, device, o.check_weight);
-  Progress progress("steps", uint64_t(total_steps), !o.quiet && stderr_is_terminal());
+  BatchLoader loader(train_rows, o.batch_size, o.seed, state.step, device, o.check_weight,
+                     {ranks.rank(), ranks.world_size()});
+  Progress progress("steps", uint64_t(total_steps), verbose && stderr_is_terminal());
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   double loss_sum = 0, window_start_time = state.elapsed_seconds;
@@ -166,20 +200,23 @@ TrainResult run_train(const TrainOptions& o) {
   TrainResult result;
 
   auto evaluate_and_log = [&](int64_t step) {
-    const Evaluation v = evaluate_loss(*net, val_rows, 1024, device);
+    average_buffers(ranks, *net);
+    const Evaluation v = all_ranks_sum(ranks, evaluate_loss(*net, val_share, 1024, device));
     const double now = state.elapsed_seconds + seconds();
     const double rate = double(state.samples - window_start_samples) / std::max(1e-9, now - window_start_time);
-    csv << fmt::format("{},{:.4f},{},{:.6g},{:.6g},{:.5f},{:.5f},{:.5f},{:.1f},{:.6g},{:.1f}\n", step,
-                       double(state.samples) / double(train_rows.size()), state.samples,
-                       loss_count ? loss_sum / double(loss_count) : 0.0, v.loss, v.precision(), v.recall(), v.f1(),
-                       rate, scheduled_lr(o, std::max<int64_t>(step - 1, 0), total_steps), now);
-    csv.flush();
-    if (!csv) throw Error("cannot write '" + metrics_path + "'");
-    if (!o.quiet) {
+    const double train_loss = loss_count ? loss_sum / double(loss_count) : 0.0;
+    if (main) {
+      csv << fmt::format("{},{:.4f},{},{:.6g},{:.6g},{:.5f},{:.5f},{:.5f},{:.1f},{:.6g},{:.1f}\n", step,
+                         double(state.samples) / double(train_rows.size()), state.samples, train_loss, v.loss,
+                         v.precision(), v.recall(), v.f1(), rate,
+                         scheduled_lr(o, std::max<int64_t>(step - 1, 0), total_steps), now);
+      csv.flush();
+      if (!csv) throw Error("cannot write '" + metrics_path + "'");
+    }
+    if (verbose) {
       progress.finish();
       fmt::print(stderr, "step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s\n", step,
-                 loss_count ? loss_sum / double(loss_count) : 0.0, v.loss, v.precision(), v.recall(), v.f1(),
-                 human_count(rate));
+                 train_loss, v.loss, v.precision(), v.recall(), v.f1(), human_count(rate));
     }
     loss_sum = 0;
     loss_count = 0;
@@ -191,16 +228,24 @@ TrainResult run_train(const TrainOptions& o) {
     result.samples_per_second = rate;
   };
 
+  // Every rank holds the same model at a checkpoint; rank 0 writes it.
+  auto checkpoint = [&] {
+    average_buffers(ranks, *net);
+    if (main) save_checkpoint(checkpoint_path, model, *net, *optimizer, state);
+  };
+
   while (state.step < total_steps) {
     if (o.stop_at_step > 0 && state.step >= o.stop_at_step) {
       state.elapsed_seconds += seconds();
-      save_checkpoint(checkpoint_path, model, *net, *optimizer, state);
-      if (!o.quiet) fmt::print(stderr, "train: stopped after step {}; continue with --resume\n", state.step);
+      checkpoint();
+      if (verbose) fmt::print(stderr, "train: stopped after step {}; continue with --resume\n", state.step);
       result.steps = state.step;
+      ranks.barrier();
       return result;
     }
-    if (o.max_time > 0 && state.elapsed_seconds + seconds() >= o.max_time) {
-      if (!o.quiet) fmt::print(stderr, "train: --max-time {} s reached at step {}\n", o.max_time, state.step);
+    // The ranks stop together: rank clocks differ, and a rank left alone waits forever.
+    if (o.max_time > 0 && ranks.any(state.elapsed_seconds + seconds() >= o.max_time)) {
+      if (verbose) fmt::print(stderr, "train: --max-time {} s reached at step {}\n", o.max_time, state.step);
       break;
     }
     Batch batch = loader.next();
@@ -218,7 +263,7 @@ TrainResult run_train(const TrainOptions& o) {
                                 std::max(1, o.batch_size / 2)));
       throw Error("torch: " + what.substr(0, what.find('\n')));
     }
-    const double value = loss.item<double>();
+    const double value = average_gradients(ranks, *net, loss);
     if (!std::isfinite(value))
       throw Error(
           fmt::format("the loss became {} at step {}; stopped. The last good checkpoint is '{}' (step <= {}); "
@@ -227,21 +272,26 @@ TrainResult run_train(const TrainOptions& o) {
     if (o.clip > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), o.clip);
     optimizer->step();
     ++state.step;
-    state.samples += o.batch_size;
+    state.samples += global_batch;
     loss_sum += value;
     ++loss_count;
     progress.update(uint64_t(state.step));
     if (state.step % o.eval_every == 0 || state.step == total_steps) evaluate_and_log(state.step);
     if (state.step % o.checkpoint_every == 0 && state.step < total_steps) {
       state.elapsed_seconds += seconds();
-      save_checkpoint(checkpoint_path, model, *net, *optimizer, state);
+      checkpoint();
       state.elapsed_seconds -= seconds();
     }
   }
   progress.finish();
   if (loss_count) evaluate_and_log(state.step);
   state.elapsed_seconds += seconds();
-  save_checkpoint(checkpoint_path, model, *net, *optimizer, state);
+  checkpoint();
+  result.steps = state.step;
+  if (!main) {
+    ranks.barrier();
+    return result;
+  }
   nlohmann::ordered_json training =
       nlohmann::json::parse(options_json(o, model, total_steps, train_rows.size(), val_rows.size()));
   training["steps_done"] = state.step;
@@ -249,9 +299,9 @@ TrainResult run_train(const TrainOptions& o) {
   training["train_seconds"] = state.elapsed_seconds;
   training["final_val_loss"] = result.final_val_loss;
   save_model(model_path, model, *net, training.dump());
-  result.steps = state.step;
-  if (!o.quiet)
+  if (verbose)
     fmt::print(stderr, "train: {} steps in {:.1f} s; model in {}\n", state.step, state.elapsed_seconds, model_path);
+  ranks.barrier();
   return result;
 }
 

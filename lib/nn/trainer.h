@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nn/model_config.h"
+#include "nn/process_group_spec.h"
 
 namespace legalnet::nn {
 
@@ -38,6 +39,9 @@ struct TrainOptions {
   bool force = false;
   bool quiet = false;
   std::string command_line;
+  // Several processes: --batch-size is per rank, a step takes world_size x batch_size rows,
+  // and only rank 0 writes the run folder.
+  ProcessGroupSpec ranks;
 };
 
 struct TrainResult {

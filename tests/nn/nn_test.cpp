@@ -1,9 +1,14 @@
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "data/dataset_reader.h"
 #include "data/tensorize.h"
@@ -132,6 +137,58 @@ TEST(Train, ResumedRunEndsWithTheSameWeights) {
   int lines = 0;
   for (std::string line; std::getline(csv, line);) ++lines;
   EXPECT_GE(lines, 4);
+}
+
+// A TCP port that was free a moment ago, for a rendezvous on loopback.
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    throw std::runtime_error("no free port");
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+TEST(Train, TwoProcessesTakeTheStepsOfOneWithTheCombinedBatch) {
+  const std::string dir = test::temp_dir("ranks");
+  // An MLP: batch-norm statistics would differ between a batch of 32 and two of 16.
+  TrainOptions one = tiny_run(dir + "/one");
+  one.model = config("mlp", 48, 0, 0);
+  one.batch_size = 32;
+  one.max_steps = 15;
+  run_train(one);
+
+  const std::string train = test::bin_dir() + "/train";
+  const std::string options = fmt::format(
+      "--data {} --out {}/two --model mlp --hidden 48 --batch-size 16 --max-steps 15 --epochs 100 --eval-every 8 "
+      "--checkpoint-every 5 --val-fraction 0.2 --threads 1 --quiet",
+      tiny_dataset(), dir);
+  const std::string env = fmt::format("OMP_WAIT_POLICY=PASSIVE WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={}", free_port());
+  test::run_command(fmt::format("{0} RANK=1 {1} {2} & rank1=$!; {0} RANK=0 {1} {2}; rank0=$?; wait $rank1 && exit $rank0",
+                                env, train, options));
+  const auto a = weights(dir + "/one/model.pt"), b = weights(dir + "/two/model.pt");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6)) << "tensor " << i << ": max difference "
+                                                          << (a[i] - b[i]).abs().max().item<double>();
+  // The same rows of metrics, validation included (each rank validates half the rows).
+  const std::string csv_one = test::read_file(dir + "/one/metrics.csv"), csv_two = test::read_file(dir + "/two/metrics.csv");
+  auto column = [](const std::string& csv, int index) {
+    std::vector<std::string> values;
+    std::istringstream lines(csv);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream fields(line);
+      std::string field;
+      for (int i = 0; i <= index; ++i) std::getline(fields, field, ',');
+      values.push_back(field);
+    }
+    return values;
+  };
+  for (int c : {0, 2, 3, 4, 5, 6}) EXPECT_EQ(column(csv_one, c), column(csv_two, c)) << "column " << c;
 }
 
 TEST(Train, RefusesToOverwriteAFinishedRunAndBadData) {

@@ -1,0 +1,24 @@
+// Where a process stands in a data-parallel run, read from the launcher's environment
+// (torch-free, so that the tools' option parsing does not compile torch headers).
+#pragma once
+
+#include <string>
+
+namespace legalnet::nn {
+
+// Where this process stands in a run.
+struct ProcessGroupSpec {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;  // index on this node: picks cuda:N on a node with several GPUs
+  std::string master_addr = "127.0.0.1";  // rank 0's host, which serves the rendezvous store
+  int master_port = 29500;
+  bool is_main() const { return rank == 0; }
+};
+
+// torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), else srun's
+// (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID; MASTER_ADDR/MASTER_PORT still from the
+// environment). Neither: one process. Throws legalnet::Error naming a malformed variable.
+ProcessGroupSpec process_group_from_environment();
+
+}  // namespace legalnet::nn
