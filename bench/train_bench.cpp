@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
       for (int i = 0; i < 8; ++i)
         ready.push_back(make_batch(data, order.data() + size_t(i) * size_t(batch), size_t(batch), false));
     }
-    BatchLoader loader(data, batch, 0, 0, device);
+    BatchLoader loader(std::make_unique<MemoryBatches>(data, batch, 0), 0, device);
     auto step = [&](int i) {
       Batch b = in_memory ? ready[size_t(i) % ready.size()] : loader.next();
       auto loss = torch::binary_cross_entropy_with_logits(net->forward(b.planes), b.targets);

@@ -11,9 +11,11 @@ int main(int argc, char** argv) {
   nn::ensure_passive_openmp(argv);
   CLI::App app{
       "train: trains a policy net (mlp, conv or resnet) to predict the legal moves of a position with binary\n"
-      "cross-entropy, on CPU or CUDA. The datasets are loaded into memory compactly (about 130 bytes a\n"
-      "position; a streaming mode for datasets larger than memory does not exist yet). Writes\n"
-      "OUT/model.pt, OUT/checkpoint.pt, OUT/metrics.csv and OUT/options.json.\n"
+      "cross-entropy, on CPU or CUDA. Data: --data-mode memory loads the datasets compactly (about 160\n"
+      "bytes a position) and shuffles whole epochs; stream reads blocks of 8192 rows as training goes\n"
+      "through a shuffle buffer (for datasets larger than memory); auto (default) streams only when the\n"
+      "datasets would take more than half the available memory. Writes OUT/model.pt,\n"
+      "OUT/checkpoint.pt, OUT/metrics.csv and OUT/options.json.\n"
       "Several processes (torchrun's RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, or srun's SLURM_PROCID/\n"
       "SLURM_NTASKS) train one model data-parallel: --batch-size is per process, gradients are averaged,\n"
       "rank 0 writes OUT."};
@@ -45,6 +47,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-ply", o.max_ply, "Train only on positions with ply <= this (-1: all)")->capture_default_str();
   app.add_option("--check-weight", o.check_weight,
                  "Positions whose side to move is in check appear this many times per epoch (the hardest 5%)")
+      ->capture_default_str();
+  app.add_option("--data-mode", o.data_mode, "auto | memory | stream (see above)")->capture_default_str();
+  app.add_option("--shuffle-buffer", o.shuffle_buffer, "stream: positions held in the shuffle buffer")
       ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of initialisation, shuffling and the validation split")->capture_default_str();
   app.add_option("--device", o.device, "auto | cpu | cuda | cuda:N")->capture_default_str();

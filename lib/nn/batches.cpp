@@ -8,16 +8,20 @@ namespace legalnet::nn {
 
 constexpr size_t QUEUE_DEPTH = 4;
 
-Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin) {
+Batch allocate_batch(size_t n, bool pin) {
   auto options = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
-  Batch b{torch::empty({int64_t(n), encode::PLANES, 8, 8}, options),
+  return {torch::empty({int64_t(n), encode::PLANES, 8, 8}, options),
           torch::empty({int64_t(n), encode::MOVE_INDICES}, options)};
-  float* planes = b.planes.data_ptr<float>();
-  float* targets = b.targets.data_ptr<float>();
-  for (size_t i = 0; i < n; ++i) {
-    data.expand_planes(rows[i], planes + i * encode::POSITION_SIZE);
-    data.expand_mask(rows[i], targets + i * encode::MOVE_INDICES);
-  }
+}
+
+void fill_batch_row(Batch& batch, size_t i, const CompactPositions& data, size_t r) {
+  data.expand_planes(r, batch.planes.data_ptr<float>() + i * encode::POSITION_SIZE);
+  data.expand_mask(r, batch.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
+}
+
+Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin) {
+  Batch b = allocate_batch(n, pin);
+  for (size_t i = 0; i < n; ++i) fill_batch_row(b, i, data, rows[i]);
   return b;
 }
 
@@ -39,19 +43,27 @@ int64_t epoch_steps(const CompactPositions& data, int batch_size, int check_weig
   return int64_t(n) / batch_size;
 }
 
-BatchLoader::BatchLoader(const CompactPositions& data, int batch_size, uint64_t seed, int64_t first_step,
-                         const torch::Device& device, int check_weight, BatchSlice slice)
-    : data_(data),
-      batch_size_(batch_size),
-      seed_(seed),
-      device_(device),
-      check_weight_(std::max(1, check_weight)),
-      slice_(slice),
-      next_step_(first_step) {
+MemoryBatches::MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, int check_weight,
+                             BatchSlice slice)
+    : data_(data), batch_size_(batch_size), seed_(seed), check_weight_(std::max(1, check_weight)), slice_(slice) {
   steps_per_epoch_ = epoch_steps(data, batch_size * slice.world_size, check_weight_);
   if (steps_per_epoch_ == 0)
     throw Error("the training set has " + std::to_string(data.size()) + " positions, fewer than one batch of " +
                 std::to_string(batch_size * slice.world_size));
+}
+
+Batch MemoryBatches::batch(int64_t step, bool pin) {
+  if (step / steps_per_epoch_ != epoch_) {
+    epoch_ = step / steps_per_epoch_;
+    order_ = epoch_order(data_, seed_, epoch_, check_weight_);
+  }
+  const size_t global_batch = size_t(batch_size_) * size_t(slice_.world_size);
+  const size_t first = size_t(step % steps_per_epoch_) * global_batch + size_t(slice_.rank) * size_t(batch_size_);
+  return make_batch(data_, order_.data() + first, size_t(batch_size_), pin);
+}
+
+BatchLoader::BatchLoader(std::unique_ptr<BatchSource> source, int64_t first_step, const torch::Device& device)
+    : source_(std::move(source)), device_(device), next_step_(first_step) {
   thread_ = std::thread([this] { produce(); });
 }
 
@@ -66,17 +78,9 @@ BatchLoader::~BatchLoader() {
 
 void BatchLoader::produce() {
   try {
-    int64_t epoch = -1;
-    std::vector<uint32_t> order;
     const bool pin = device_.is_cuda();
     for (int64_t step = next_step_;; ++step) {
-      if (step / steps_per_epoch_ != epoch) {
-        epoch = step / steps_per_epoch_;
-        order = epoch_order(data_, seed_, epoch, check_weight_);
-      }
-      const size_t global_batch = size_t(batch_size_) * size_t(slice_.world_size);
-      const size_t first = size_t(step % steps_per_epoch_) * global_batch + size_t(slice_.rank) * size_t(batch_size_);
-      Batch b = make_batch(data_, order.data() + first, size_t(batch_size_), pin);
+      Batch b = source_->batch(step, pin);
       std::unique_lock<std::mutex> lock(mutex_);
       changed_.wait(lock, [this] { return stop_ || queue_.size() < QUEUE_DEPTH; });
       if (stop_) return;

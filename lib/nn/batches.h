@@ -1,11 +1,13 @@
 // Training batches assembled on a background thread, in an order fixed by (seed, epoch), so
-// that a resumed run sees exactly the batches an uninterrupted one would.
+// that a resumed run sees exactly the batches an uninterrupted one would. Two sources: rows
+// held in memory (MemoryBatches) and rows streamed from the files (StreamBatches, stream.h).
 #pragma once
 
 #include <torch/torch.h>
 
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -18,6 +20,10 @@ struct Batch {
   torch::Tensor targets;  // float [B,4096]
 };
 
+// An empty batch of n rows on the CPU (pinned when `pin`), and row i of it from `data`'s row r.
+Batch allocate_batch(size_t n, bool pin);
+void fill_batch_row(Batch& batch, size_t i, const CompactPositions& data, size_t r);
+
 // Expands rows [rows, rows + n) of `data` into a batch on the CPU (pinned when `pin`).
 Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin);
 
@@ -28,33 +34,56 @@ std::vector<uint32_t> epoch_order(const CompactPositions& data, uint64_t seed, i
 // Full batches in one epoch of epoch_order.
 int64_t epoch_steps(const CompactPositions& data, int batch_size, int check_weight);
 
-// Where a process's batches come from in a data-parallel run: each step takes a global batch
-// of batch_size x world_size rows of the epoch order, and rank r takes its r-th slice, so
-// the union over ranks is the batch one process would take with batch_size x world_size.
+// Where a process's batches come from in a data-parallel run (see each source for how the
+// rows are divided); one process is rank 0 of 1.
 struct BatchSlice {
   int rank = 0;
   int world_size = 1;
 };
 
-class BatchLoader {
+// The batches of a run, step by step. batch() is called for consecutive steps from any first
+// step (a resumed run starts in the middle), on the loader's thread.
+class BatchSource {
  public:
-  // Produces the batches of steps first_step, first_step + 1, ... (epochs of
-  // rows / (batch_size x world_size) full global batches) and moves them to `device`.
-  BatchLoader(const CompactPositions& data, int batch_size, uint64_t seed, int64_t first_step,
-              const torch::Device& device, int check_weight = 1, BatchSlice slice = {});
-  ~BatchLoader();
-  Batch next();
-  int64_t steps_per_epoch() const { return steps_per_epoch_; }
+  virtual ~BatchSource() = default;
+  virtual int64_t steps_per_epoch() const = 0;
+  virtual Batch batch(int64_t step, bool pin) = 0;
+};
+
+// Rows in memory. Each step takes a global batch of batch_size x world_size rows of the epoch
+// order and rank r takes its r-th slice, so the union over ranks is the batch one process
+// would take with batch_size x world_size.
+class MemoryBatches : public BatchSource {
+ public:
+  MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, int check_weight = 1,
+                BatchSlice slice = {});
+  int64_t steps_per_epoch() const override { return steps_per_epoch_; }
+  Batch batch(int64_t step, bool pin) override;
 
  private:
-  void produce();
   const CompactPositions& data_;
   const int batch_size_;
   const uint64_t seed_;
-  const torch::Device device_;
   const int check_weight_;
   const BatchSlice slice_;
   int64_t steps_per_epoch_;
+  int64_t epoch_ = -1;
+  std::vector<uint32_t> order_;
+};
+
+class BatchLoader {
+ public:
+  // Produces the batches of steps first_step, first_step + 1, ... of `source` on a background
+  // thread and moves them to `device`.
+  BatchLoader(std::unique_ptr<BatchSource> source, int64_t first_step, const torch::Device& device);
+  ~BatchLoader();
+  Batch next();
+  int64_t steps_per_epoch() const { return source_->steps_per_epoch(); }
+
+ private:
+  void produce();
+  std::unique_ptr<BatchSource> source_;
+  const torch::Device device_;
   int64_t next_step_;
   std::deque<Batch> queue_;
   std::mutex mutex_;

@@ -26,11 +26,18 @@ int env_int(const char* name, int fallback) {
   if (!value || !*value) return fallback;
   char* end = nullptr;
   const long n = std::strtol(value, &end, 10);
-  if (*end || n < 0 || n > 1 << 30) throw Error(fmt::format("environment variable {}='{}' is not a count", name, value));
+  if (*end || n < 0 || n > 1 << 30)
+    throw Error(fmt::format("environment variable {}='{}' is not a count", name, value));
   return int(n);
 }
 
 bool env_set(const char* name) { return std::getenv(name) && *std::getenv(name); }
+
+// Slurm writes some counts per node as "2(x3)": the leading number is this node's.
+int env_leading_int(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  return value && *value >= '1' && *value <= '9' ? std::atoi(value) : fallback;
+}
 
 }  // namespace
 
@@ -40,10 +47,12 @@ ProcessGroupSpec process_group_from_environment() {
     spec.world_size = env_int("WORLD_SIZE", 1);
     spec.rank = env_int("RANK", 0);
     spec.local_rank = env_int("LOCAL_RANK", spec.rank);
+    spec.local_world_size = env_int("LOCAL_WORLD_SIZE", spec.world_size);
   } else if (env_set("SLURM_NTASKS") && env_set("SLURM_PROCID")) {
     spec.world_size = env_int("SLURM_NTASKS", 1);
     spec.rank = env_int("SLURM_PROCID", 0);
     spec.local_rank = env_int("SLURM_LOCALID", 0);
+    spec.local_world_size = env_leading_int("SLURM_NTASKS_PER_NODE", env_leading_int("SLURM_TASKS_PER_NODE", 1));
   }
   if (spec.world_size < 1) throw Error("environment: the world size must be at least 1");
   if (spec.rank >= spec.world_size)
@@ -156,6 +165,16 @@ void Collectives::broadcast_from_main(torch::Tensor& tensor) {
 #if defined(LEGALNET_GLOO)
   group_->run(tensor, [](auto& group, std::vector<torch::Tensor>& tensors) { return group.broadcast(tensors); });
 #endif
+}
+
+std::vector<int64_t> Collectives::all_gather(int64_t value) {
+  // One all-reduce of a vector with this rank's value in its own slot (exact up to 2^53).
+  auto slots = torch::zeros({world_size()}, torch::kFloat64);
+  slots[rank()] = double(value);
+  all_reduce_sum(slots);
+  std::vector<int64_t> values;
+  for (int r = 0; r < world_size(); ++r) values.push_back(int64_t(slots[r].item<double>()));
+  return values;
 }
 
 bool Collectives::any(bool flag) {

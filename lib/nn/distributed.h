@@ -31,6 +31,8 @@ class Collectives {
 
   void all_reduce_sum(torch::Tensor& tensor);  // in place, on every rank
   void broadcast_from_main(torch::Tensor& tensor);
+  // Every rank's value, in rank order.
+  std::vector<int64_t> all_gather(int64_t value);
   // Whether `flag` is true on any rank (the ranks must agree on when to stop).
   bool any(bool flag);
   // Returns when every rank has called it; the ranks call it before they leave, because a

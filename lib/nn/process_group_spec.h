@@ -10,14 +10,16 @@ namespace legalnet::nn {
 struct ProcessGroupSpec {
   int rank = 0;
   int world_size = 1;
-  int local_rank = 0;  // index on this node: picks cuda:N on a node with several GPUs
+  int local_rank = 0;                     // index on this node: picks cuda:N on a node with several GPUs
+  int local_world_size = 1;               // processes on this node: they share its memory
   std::string master_addr = "127.0.0.1";  // rank 0's host, which serves the rendezvous store
   int master_port = 29500;
   bool is_main() const { return rank == 0; }
 };
 
-// torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), else srun's
-// (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID; MASTER_ADDR/MASTER_PORT still from the
+// torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT), else srun's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID,
+// SLURM_NTASKS_PER_NODE; MASTER_ADDR/MASTER_PORT still from the
 // environment). Neither: one process. Throws legalnet::Error naming a malformed variable.
 ProcessGroupSpec process_group_from_environment();
 

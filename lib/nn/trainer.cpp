@@ -10,11 +10,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "data/dataset_reader.h"
 #include "nn/batches.h"
 #include "nn/device.h"
 #include "nn/distributed.h"
 #include "nn/metrics.h"
 #include "nn/model_file.h"
+#include "nn/stream.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
@@ -64,10 +66,55 @@ std::string options_json(const TrainOptions& o, const ModelConfig& model, int64_
   j["clip"] = o.clip;
   j["max_ply"] = o.max_ply;
   j["check_weight"] = o.check_weight;
+  j["data_mode"] = o.data_mode;
+  j["shuffle_buffer"] = o.shuffle_buffer;
+  j["processes"] = o.ranks.world_size;
   j["seed"] = o.seed;
   j["train_positions"] = train_rows;
   j["val_positions"] = val_rows;
   return j.dump(2);
+}
+
+// Bytes a position takes in memory (CompactPositions: 64 squares, about 35 legal moves of
+// 2 bytes, game, ply, offsets); the estimate behind --data-mode auto.
+constexpr double COMPACT_BYTES_PER_POSITION = 160;
+
+uint64_t available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  while (meminfo >> key >> kib)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+struct DataPlan {
+  bool streamed = false;
+  std::string description;  // said at the start of a run
+};
+
+// Memory when the datasets fit in half the available memory (shared by the processes on
+// this node, each of which holds them all), else streamed.
+DataPlan plan_data(const TrainOptions& o) {
+  if (o.data_mode != "auto" && o.data_mode != "memory" && o.data_mode != "stream")
+    throw Error("--data-mode " + o.data_mode + ": expected auto, memory or stream");
+  uint64_t positions = 0;
+  for (const auto& path : o.data) positions += data::DatasetReader(path).num_positions();
+  const double need = double(positions) * COMPACT_BYTES_PER_POSITION;
+  const double budget = double(available_memory_bytes()) / 2 / std::max(1, o.ranks.local_world_size);
+  DataPlan plan;
+  plan.streamed = o.data_mode == "stream" || (o.data_mode == "auto" && need > budget);
+  if (plan.streamed)
+    plan.description =
+        fmt::format("streaming {} positions from the files ({}data-mode {}), shuffle buffer {} positions", positions,
+                    o.data_mode == "auto"
+                        ? fmt::format("about {} MB would not fit in half the memory available, ", int64_t(need / 1e6))
+                        : "",
+                    o.data_mode, o.shuffle_buffer);
+  else
+    plan.description =
+        fmt::format("{} positions in memory, about {} MB (data-mode {})", positions, int64_t(need / 1e6), o.data_mode);
+  return plan;
 }
 
 // The sums behind an evaluation, added up over the ranks.
@@ -130,17 +177,44 @@ TrainResult run_train(const TrainOptions& o) {
   const bool verbose = main && !o.quiet;
   const int global_batch = o.batch_size * ranks.world_size();
 
+  // The training rows: in memory, or streamed from the files (datasets larger than memory).
+  const DataPlan plan = plan_data(o);
+  CompactPositions train_rows, val_rows;
+  std::unique_ptr<BatchSource> source;
+  uint64_t train_positions = 0;
   LoadOptions load;
   load.max_ply = o.max_ply;
   load.quiet = !verbose;
-  CompactPositions train_rows, val_rows;
-  if (o.val.empty()) {
-    split_by_game(load_positions(o.data, load), o.val_fraction, o.seed, train_rows, val_rows);
+  LoadOptions val_load = load;
+  val_load.max_rows = o.val_max;
+  if (plan.streamed) {
+    StreamOptions so;
+    so.paths = o.data;
+    so.batch_size = o.batch_size;
+    so.seed = o.seed;
+    so.check_weight = o.check_weight;
+    so.max_ply = o.max_ply;
+    so.val_fraction = o.val.empty() ? o.val_fraction : 0.0;
+    so.shuffle_buffer = o.shuffle_buffer;
+    so.slice = {ranks.rank(), ranks.world_size()};
+    auto stream = std::make_unique<StreamBatches>(so);
+    // Ranks hold different blocks: all take the steps the rank with the fewest rows can.
+    const auto rows_per_epoch = ranks.all_gather(int64_t(stream->rows_per_epoch()));
+    stream->set_steps_per_epoch(*std::min_element(rows_per_epoch.begin(), rows_per_epoch.end()) / o.batch_size);
+    for (int64_t rows : ranks.all_gather(int64_t(stream->rows()))) train_positions += uint64_t(rows);
+    val_rows = o.val.empty() ? streamed_validation_rows(o.data, o.val_fraction, o.seed, o.max_ply, o.val_max)
+                             : load_positions(o.val, val_load);
+    source = std::move(stream);
   } else {
-    train_rows = load_positions(o.data, load);
-    LoadOptions val_load = load;
-    val_load.max_rows = o.val_max;
-    val_rows = load_positions(o.val, val_load);
+    if (o.val.empty()) {
+      split_by_game(load_positions(o.data, load), o.val_fraction, o.seed, train_rows, val_rows);
+    } else {
+      train_rows = load_positions(o.data, load);
+      val_rows = load_positions(o.val, val_load);
+    }
+    train_positions = train_rows.size();
+    source = std::make_unique<MemoryBatches>(train_rows, o.batch_size, o.seed, o.check_weight,
+                                             BatchSlice{ranks.rank(), ranks.world_size()});
   }
   if (val_rows.size() > o.val_max) {
     CompactPositions first;
@@ -157,7 +231,7 @@ TrainResult run_train(const TrainOptions& o) {
   net->to(device);
   broadcast_state(ranks, *net);
   auto optimizer = make_optimizer(o, *net);
-  const int64_t steps_per_epoch = epoch_steps(train_rows, global_batch, o.check_weight);
+  const int64_t steps_per_epoch = source->steps_per_epoch();
   int64_t total_steps = int64_t(o.epochs) * steps_per_epoch;
   if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
   if (total_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
@@ -175,7 +249,7 @@ TrainResult run_train(const TrainOptions& o) {
       header.commit();
     }
     OutputFile json((run / "options.json").string());
-    json.write(options_json(o, model, total_steps, train_rows.size(), val_rows.size()) + "\n");
+    json.write(options_json(o, model, total_steps, train_positions, val_rows.size()) + "\n");
     json.commit();
     csv.open(metrics_path, std::ios::app);
     if (!csv) throw Error("cannot append to '" + metrics_path + "'");
@@ -183,15 +257,15 @@ TrainResult run_train(const TrainOptions& o) {
 
   if (verbose) {
     fmt::print(stderr, "train: {} ({} parameters) on {}, {} training / {} validation positions, {} steps of {}\n",
-               model.describe(), count_parameters(*net), device.str(), train_rows.size(), val_rows.size(), total_steps,
+               model.describe(), count_parameters(*net), device.str(), train_positions, val_rows.size(), total_steps,
                global_batch);
+    fmt::print(stderr, "train: {}\n", plan.description);
     if (ranks.world_size() > 1)
       fmt::print(stderr, "train: {} processes ({}), {} positions per process and step\n", ranks.world_size(),
                  ranks.backend(), o.batch_size);
   }
 
-  BatchLoader loader(train_rows, o.batch_size, o.seed, state.step, device, o.check_weight,
-                     {ranks.rank(), ranks.world_size()});
+  BatchLoader loader(std::move(source), state.step, device);
   Progress progress("steps", uint64_t(total_steps), verbose && stderr_is_terminal());
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -207,7 +281,7 @@ TrainResult run_train(const TrainOptions& o) {
     const double train_loss = loss_count ? loss_sum / double(loss_count) : 0.0;
     if (main) {
       csv << fmt::format("{},{:.4f},{},{:.6g},{:.6g},{:.5f},{:.5f},{:.5f},{:.1f},{:.6g},{:.1f}\n", step,
-                         double(state.samples) / double(train_rows.size()), state.samples, train_loss, v.loss,
+                         double(state.samples) / double(train_positions), state.samples, train_loss, v.loss,
                          v.precision(), v.recall(), v.f1(), rate,
                          scheduled_lr(o, std::max<int64_t>(step - 1, 0), total_steps), now);
       csv.flush();
@@ -293,7 +367,7 @@ TrainResult run_train(const TrainOptions& o) {
     return result;
   }
   nlohmann::ordered_json training =
-      nlohmann::json::parse(options_json(o, model, total_steps, train_rows.size(), val_rows.size()));
+      nlohmann::json::parse(options_json(o, model, total_steps, train_positions, val_rows.size()));
   training["steps_done"] = state.step;
   training["samples_seen"] = state.samples;
   training["train_seconds"] = state.elapsed_seconds;

@@ -11,18 +11,24 @@
 
 namespace legalnet::nn {
 
-void CompactPositions::expand_planes(size_t r, float* out) const {
-  const float s = side[r];
-  for (int i = 0; i < encode::PLANE_SIZE; ++i) out[i] = s;
+void expand_compact_planes(const int8_t* squares, int side, float* out) {
+  for (int i = 0; i < encode::PLANE_SIZE; ++i) out[i] = float(side);
   std::memset(out + encode::PLANE_SIZE, 0, sizeof(float) * (encode::POSITION_SIZE - encode::PLANE_SIZE));
-  const int8_t* sq = &squares[r * 64];
   for (int i = 0; i < 64; ++i)
-    if (sq[i]) out[std::abs(sq[i]) * encode::PLANE_SIZE + i] = sq[i] > 0 ? 1.0f : -1.0f;
+    if (squares[i]) out[std::abs(squares[i]) * encode::PLANE_SIZE + i] = squares[i] > 0 ? 1.0f : -1.0f;
+}
+
+void expand_legal_mask(const uint16_t* begin, const uint16_t* end, float* out) {
+  std::memset(out, 0, sizeof(float) * encode::MOVE_INDICES);
+  for (const uint16_t* i = begin; i < end; ++i) out[*i] = 1.0f;
+}
+
+void CompactPositions::expand_planes(size_t r, float* out) const {
+  expand_compact_planes(&squares[r * 64], side[r], out);
 }
 
 void CompactPositions::expand_mask(size_t r, float* out) const {
-  std::memset(out, 0, sizeof(float) * encode::MOVE_INDICES);
-  for (uint64_t i = legal_begin[r]; i < legal_begin[r + 1]; ++i) out[legal[i]] = 1.0f;
+  expand_legal_mask(legal.data() + legal_begin[r], legal.data() + legal_begin[r + 1], out);
 }
 
 void CompactPositions::append_row(const CompactPositions& o, size_t r) {
@@ -58,6 +64,43 @@ bool side_to_move_in_check(const int8_t* squares, int side) {
          (rook_attacks(king, occupied) & (by_type[ROOK] | by_type[QUEEN])) || (king_attacks(king) & by_type[KING]);
 }
 
+void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset, int max_ply,
+               const std::function<bool(int64_t game)>& keep_game, CompactPositions& out) {
+  thread_local std::vector<int8_t> planes;
+  thread_local std::vector<uint8_t> masks;
+  planes.resize(count * encode::POSITION_SIZE);
+  masks.resize(count * encode::MOVE_INDICES);
+  reader.read_positions(start, count, planes.data());
+  reader.read_legal_moves(start, count, masks.data());
+  const auto games = reader.read_row_column(data::GAME, start, count);
+  const auto plies = reader.read_row_column(data::PLY, start, count);
+  for (uint64_t i = 0; i < count; ++i) {
+    if (max_ply >= 0 && plies[i] > max_ply) continue;
+    if (keep_game && !keep_game(game_offset + games[i])) continue;
+    const int8_t* p = &planes[i * encode::POSITION_SIZE];
+    out.side.push_back(p[0] > 0 ? 1 : -1);
+    for (int s = 0; s < 64; ++s) {
+      int8_t code = 0;
+      for (int t = 1; t < encode::PLANES; ++t)
+        if (p[t * 64 + s]) code = int8_t(p[t * 64 + s] * t);
+      out.squares.push_back(code);
+    }
+    // Masks are almost all zeros: skip them eight bytes at a time.
+    const uint8_t* m = &masks[i * encode::MOVE_INDICES];
+    for (int k = 0; k < encode::MOVE_INDICES; k += 8) {
+      uint64_t word;
+      std::memcpy(&word, m + k, 8);
+      if (!word) continue;
+      for (int j = k; j < k + 8; ++j)
+        if (m[j]) out.legal.push_back(uint16_t(j));
+    }
+    out.legal_begin.push_back(out.legal.size());
+    out.game.push_back(game_offset + games[i]);
+    out.ply.push_back(int32_t(plies[i]));
+    out.in_check.push_back(side_to_move_in_check(&out.squares[out.squares.size() - 64], out.side.back()));
+  }
+}
+
 CompactPositions load_positions(const std::vector<std::string>& paths, const LoadOptions& options) {
   CompactPositions out;
   constexpr uint64_t SLICE = 16384;  // a multiple of the 256-row chunks
@@ -68,8 +111,6 @@ CompactPositions load_positions(const std::vector<std::string>& paths, const Loa
     total += readers.back().num_positions();
   }
   Progress progress("positions loaded", total, !options.quiet && stderr_is_terminal());
-  std::vector<int8_t> planes(SLICE * encode::POSITION_SIZE);
-  std::vector<uint8_t> masks(SLICE * encode::MOVE_INDICES);
   int64_t game_offset = 0;
   uint64_t done = 0;
   for (const auto& reader : readers) {
@@ -77,49 +118,29 @@ CompactPositions load_positions(const std::vector<std::string>& paths, const Loa
     for (uint64_t start = 0; start < n; start += SLICE) {
       if (options.max_rows && out.size() >= options.max_rows) break;
       const uint64_t count = std::min(SLICE, n - start);
-      reader.read_positions(start, count, planes.data());
-      reader.read_legal_moves(start, count, masks.data());
-      const auto games = reader.read_row_column(data::GAME, start, count);
-      const auto plies = reader.read_row_column(data::PLY, start, count);
-      for (uint64_t i = 0; i < count; ++i) {
-        if (options.max_ply >= 0 && plies[i] > options.max_ply) continue;
-        if (options.max_rows && out.size() >= options.max_rows) break;
-        const int8_t* p = &planes[i * encode::POSITION_SIZE];
-        out.side.push_back(p[0] > 0 ? 1 : -1);
-        for (int s = 0; s < 64; ++s) {
-          int8_t code = 0;
-          for (int t = 1; t < encode::PLANES; ++t)
-            if (p[t * 64 + s]) code = int8_t(p[t * 64 + s] * t);
-          out.squares.push_back(code);
-        }
-        // Masks are almost all zeros: skip them eight bytes at a time.
-        const uint8_t* m = &masks[i * encode::MOVE_INDICES];
-        for (int k = 0; k < encode::MOVE_INDICES; k += 8) {
-          uint64_t word;
-          std::memcpy(&word, m + k, 8);
-          if (!word) continue;
-          for (int j = k; j < k + 8; ++j)
-            if (m[j]) out.legal.push_back(uint16_t(j));
-        }
-        out.legal_begin.push_back(out.legal.size());
-        out.game.push_back(game_offset + games[i]);
-        out.ply.push_back(int32_t(plies[i]));
-        out.in_check.push_back(side_to_move_in_check(&out.squares[out.squares.size() - 64], out.side.back()));
-      }
+      read_rows(reader, start, count, game_offset, options.max_ply, {}, out);
       done += count;
       progress.update(done);
     }
     game_offset += int64_t(reader.num_games());
   }
+  if (options.max_rows && out.size() > options.max_rows) {
+    CompactPositions first;
+    for (size_t r = 0; r < options.max_rows; ++r) first.append_row(out, r);
+    out = std::move(first);
+  }
   return out;
+}
+
+bool is_validation_game(int64_t game, double fraction, uint64_t seed) {
+  GameRng rng(seed ^ 0x5eed5011177ULL, uint64_t(game));
+  return rng.uniform() < fraction;
 }
 
 void split_by_game(const CompactPositions& all, double fraction, uint64_t seed, CompactPositions& train,
                    CompactPositions& validation) {
-  for (size_t r = 0; r < all.size(); ++r) {
-    GameRng rng(seed ^ 0x5eed5011177ULL, uint64_t(all.game[r]));
-    (rng.uniform() < fraction ? validation : train).append_row(all, r);
-  }
+  for (size_t r = 0; r < all.size(); ++r)
+    (is_validation_game(all.game[r], fraction, seed) ? validation : train).append_row(all, r);
 }
 
 }  // namespace legalnet::nn

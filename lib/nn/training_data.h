@@ -4,8 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
+
+namespace legalnet::data {
+class DatasetReader;
+}
 
 namespace legalnet::nn {
 
@@ -27,6 +32,11 @@ struct CompactPositions {
   void append_row(const CompactPositions& other, size_t r);
 };
 
+// One compact row expanded: planes (encode::encode_planes's layout) into out[448], and the
+// 0/1 mask of the legal indices [begin, end) into out[4096].
+void expand_compact_planes(const int8_t* squares, int side, float* out);
+void expand_legal_mask(const uint16_t* begin, const uint16_t* end, float* out);
+
 struct LoadOptions {
   int max_ply = -1;       // keep only rows with ply <= max_ply (-1: all)
   uint64_t max_rows = 0;  // 0: all
@@ -36,11 +46,19 @@ struct LoadOptions {
 // Whether the side to move (+1 white, -1 black) is in check, from 64 signed piece codes.
 bool side_to_move_in_check(const int8_t* squares, int side);
 
+// Appends rows [start, start + count) of `reader` to `out`: those with ply <= max_ply (all
+// when max_ply < 0) whose game, numbered from `game_offset`, passes `keep_game` (if given).
+void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset, int max_ply,
+               const std::function<bool(int64_t game)>& keep_game, CompactPositions& out);
+
 // Reads one or more datasets (a merged file counts as one) into memory, in file order.
 CompactPositions load_positions(const std::vector<std::string>& paths, const LoadOptions& options);
 
-// Splits rows by game: a game goes to validation when a hash of (seed, game) falls below
-// `fraction`. Never splits a game.
+// Whether a game is held out for validation: a hash of (seed, game) falls below `fraction`.
+// Splitting by game, never by position: the positions of one game are correlated.
+bool is_validation_game(int64_t game, double fraction, uint64_t seed);
+
+// Splits rows by game with is_validation_game.
 void split_by_game(const CompactPositions& all, double fraction, uint64_t seed, CompactPositions& train,
                    CompactPositions& validation);
 

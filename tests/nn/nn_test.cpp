@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include "nn/evaluator.h"
 #include "nn/model_file.h"
 #include "nn/models.h"
+#include "nn/stream.h"
 #include "nn/trainer.h"
 #include "support/helpers.h"
 #include "util/error.h"
@@ -119,24 +121,113 @@ std::vector<torch::Tensor> weights(const std::string& path) {
   return w;
 }
 
+// Each row of a batch as bytes, to compare the rows of two sources as multisets.
+std::vector<std::string> row_keys(const Batch& b) {
+  std::vector<std::string> keys;
+  for (int64_t i = 0; i < b.planes.size(0); ++i) {
+    const auto planes = b.planes[i].contiguous(), mask = b.targets[i].contiguous();
+    keys.push_back(std::string(static_cast<const char*>(planes.data_ptr()), size_t(planes.numel()) * 4) +
+                   std::string(static_cast<const char*>(mask.data_ptr()), size_t(mask.numel()) * 4));
+  }
+  return keys;
+}
+
+// Every row of the dataset (rows in check `check_weight` times), as row_keys.
+std::multiset<std::string> all_row_keys(int check_weight) {
+  LoadOptions load;
+  load.quiet = true;
+  const CompactPositions rows = load_positions({tiny_dataset()}, load);
+  std::multiset<std::string> keys;
+  for (uint32_t r = 0; r < rows.size(); ++r)
+    for (int c = 0; c < (rows.in_check[r] ? check_weight : 1); ++c)
+      keys.insert(row_keys(make_batch(rows, &r, 1, false))[0]);
+  return keys;
+}
+
+StreamOptions tiny_stream(int check_weight, BatchSlice slice = {}) {
+  StreamOptions o;
+  o.paths = {tiny_dataset()};
+  o.batch_size = 1;
+  o.seed = 9;
+  o.check_weight = check_weight;
+  o.shuffle_buffer = 50;  // far fewer than the rows, so rows pass through it
+  o.block_rows = 256;     // several blocks
+  o.slice = slice;
+  return o;
+}
+
+// One epoch of a stream, batch by batch.
+std::vector<std::string> stream_epoch(StreamBatches& stream, int64_t epoch) {
+  std::vector<std::string> keys;
+  for (int64_t step = epoch * stream.steps_per_epoch(); step < (epoch + 1) * stream.steps_per_epoch(); ++step)
+    for (auto& k : row_keys(stream.batch(step, false))) keys.push_back(std::move(k));
+  return keys;
+}
+
+TEST(Stream, AnEpochPassesEveryRowOnceInAShuffledOrder) {
+  for (int check_weight : {1, 3}) {
+    StreamBatches stream(tiny_stream(check_weight));
+    const auto expected = all_row_keys(check_weight);
+    ASSERT_EQ(stream.rows_per_epoch(), expected.size());
+    const auto first = stream_epoch(stream, 0), second = stream_epoch(stream, 1);
+    EXPECT_EQ(std::multiset<std::string>(first.begin(), first.end()), expected) << "check weight " << check_weight;
+    EXPECT_EQ(std::multiset<std::string>(second.begin(), second.end()), expected);
+    EXPECT_NE(first, second) << "two epochs in the same order";
+    EXPECT_NE(first, std::vector<std::string>(expected.begin(), expected.end())) << "not shuffled";
+    StreamBatches again(tiny_stream(check_weight));
+    EXPECT_EQ(stream_epoch(again, 0), first) << "not reproducible";
+  }
+}
+
+TEST(Stream, RanksReadDisjointPartsThatMakeTheWhole) {
+  StreamBatches rank0(tiny_stream(1, {0, 2})), rank1(tiny_stream(1, {1, 2}));
+  const auto a = stream_epoch(rank0, 0), b = stream_epoch(rank1, 0);
+  std::multiset<std::string> both(a.begin(), a.end());
+  both.insert(b.begin(), b.end());
+  EXPECT_EQ(both, all_row_keys(1));
+  EXPECT_GT(a.size(), 0u);
+  EXPECT_GT(b.size(), 0u);
+}
+
+TEST(Stream, AStreamStartedMidwayContinuesAsTheUninterruptedOne) {
+  StreamOptions o = tiny_stream(2);
+  o.batch_size = 16;
+  StreamBatches straight(o), resumed(o);
+  const int64_t steps = straight.steps_per_epoch();
+  std::vector<std::vector<std::string>> expected;
+  for (int64_t step = 0; step < steps + 5; ++step) expected.push_back(row_keys(straight.batch(step, false)));
+  for (int64_t start : {int64_t(3), steps + 2}) {
+    StreamBatches fresh(o);
+    for (int64_t s = start; s < start + 2; ++s)
+      EXPECT_EQ(row_keys(fresh.batch(s, false)), expected[size_t(s)]) << "started at " << start;
+  }
+  for (int64_t s = steps - 2; s < steps + 5; ++s) EXPECT_EQ(row_keys(resumed.batch(s, false)), expected[size_t(s)]);
+}
+
 TEST(Train, ResumedRunEndsWithTheSameWeights) {
-  const std::string dir = test::temp_dir("resume");
-  run_train(tiny_run(dir + "/straight"));
-  TrainOptions first = tiny_run(dir + "/resumed");
-  first.stop_at_step = 11;
-  run_train(first);
-  EXPECT_FALSE(std::filesystem::exists(dir + "/resumed/model.pt"));
-  TrainOptions second = tiny_run(dir + "/resumed");
-  second.resume = true;
-  run_train(second);
-  const auto a = weights(dir + "/straight/model.pt"), b = weights(dir + "/resumed/model.pt");
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-6, 1e-7)) << "tensor " << i;
-  // metrics.csv has a row every 8 steps and at the end, header once.
-  std::ifstream csv(dir + "/resumed/metrics.csv");
-  int lines = 0;
-  for (std::string line; std::getline(csv, line);) ++lines;
-  EXPECT_GE(lines, 4);
+  for (const std::string mode : {"memory", "stream"}) {
+    const std::string dir = test::temp_dir("resume-" + mode);
+    TrainOptions straight = tiny_run(dir + "/straight");
+    straight.data_mode = mode;
+    run_train(straight);
+    TrainOptions first = tiny_run(dir + "/resumed");
+    first.data_mode = mode;
+    first.stop_at_step = 11;
+    run_train(first);
+    EXPECT_FALSE(std::filesystem::exists(dir + "/resumed/model.pt"));
+    TrainOptions second = tiny_run(dir + "/resumed");
+    second.data_mode = mode;
+    second.resume = true;
+    run_train(second);
+    const auto a = weights(dir + "/straight/model.pt"), b = weights(dir + "/resumed/model.pt");
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-6, 1e-7)) << "tensor " << i;
+    // metrics.csv has a row every 8 steps and at the end, header once.
+    std::ifstream csv(dir + "/resumed/metrics.csv");
+    int lines = 0;
+    for (std::string line; std::getline(csv, line);) ++lines;
+    EXPECT_GE(lines, 4);
+  }
 }
 
 // A TCP port that was free a moment ago, for a rendezvous on loopback.
@@ -167,16 +258,18 @@ TEST(Train, TwoProcessesTakeTheStepsOfOneWithTheCombinedBatch) {
       "--data {} --out {}/two --model mlp --hidden 48 --batch-size 16 --max-steps 15 --epochs 100 --eval-every 8 "
       "--checkpoint-every 5 --val-fraction 0.2 --threads 1 --quiet",
       tiny_dataset(), dir);
-  const std::string env = fmt::format("OMP_WAIT_POLICY=PASSIVE WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={}", free_port());
-  test::run_command(fmt::format("{0} RANK=1 {1} {2} & rank1=$!; {0} RANK=0 {1} {2}; rank0=$?; wait $rank1 && exit $rank0",
-                                env, train, options));
+  const std::string env =
+      fmt::format("OMP_WAIT_POLICY=PASSIVE WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={}", free_port());
+  test::run_command(fmt::format(
+      "{0} RANK=1 {1} {2} & rank1=$!; {0} RANK=0 {1} {2}; rank0=$?; wait $rank1 && exit $rank0", env, train, options));
   const auto a = weights(dir + "/one/model.pt"), b = weights(dir + "/two/model.pt");
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i)
-    EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6)) << "tensor " << i << ": max difference "
-                                                          << (a[i] - b[i]).abs().max().item<double>();
+    EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6))
+        << "tensor " << i << ": max difference " << (a[i] - b[i]).abs().max().item<double>();
   // The same rows of metrics, validation included (each rank validates half the rows).
-  const std::string csv_one = test::read_file(dir + "/one/metrics.csv"), csv_two = test::read_file(dir + "/two/metrics.csv");
+  const std::string csv_one = test::read_file(dir + "/one/metrics.csv"),
+                    csv_two = test::read_file(dir + "/two/metrics.csv");
   auto column = [](const std::string& csv, int index) {
     std::vector<std::string> values;
     std::istringstream lines(csv);

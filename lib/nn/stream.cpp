@@ -1,0 +1,172 @@
+#include "nn/stream.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "data/dataset_format.h"
+#include "data/dataset_reader.h"
+#include "encode/encode.h"
+#include "util/error.h"
+
+namespace legalnet::nn {
+
+namespace {
+constexpr uint64_t STREAM_TAG = 0x57AEA3ULL << 40;  // keeps the stream's random numbers apart from others
+}
+
+StreamBatches::StreamBatches(const StreamOptions& o) : options_(o) {
+  if (o.block_rows == 0 || o.block_rows % 256) throw Error("stream: the block size must be a multiple of 256 rows");
+  if (o.shuffle_buffer == 0) throw Error("--shuffle-buffer must be at least 1");
+  int64_t game_offset = 0;
+  size_t block_number = 0;
+  for (size_t f = 0; f < o.paths.size(); ++f) {
+    readers_.emplace_back(o.paths[f]);
+    game_offsets_.push_back(game_offset);
+    game_offset += int64_t(readers_.back().num_games());
+    const uint64_t n = readers_.back().num_positions();
+    for (uint64_t start = 0; start < n; start += o.block_rows, ++block_number)
+      if (int(block_number % size_t(o.slice.world_size)) == o.slice.rank)
+        blocks_.push_back({f, start, std::min(o.block_rows, n - start)});
+  }
+
+  // Count this rank's rows. Only rows in check need the positions; the rest is two columns.
+  const int copies = std::max(1, o.check_weight);
+  for (const Block& b : blocks_) {
+    const auto& reader = readers_[b.file];
+    if (copies > 1) {
+      CompactPositions rows;
+      read_rows(
+          reader, b.start, b.count, game_offsets_[b.file], o.max_ply,
+          [&](int64_t game) { return !is_validation_game(game, o.val_fraction, o.seed); }, rows);
+      rows_ += rows.size();
+      for (uint8_t c : rows.in_check) rows_per_epoch_ += c ? uint64_t(copies) : 1;
+      continue;
+    }
+    const auto games = reader.read_row_column(data::GAME, b.start, b.count);
+    const auto plies = reader.read_row_column(data::PLY, b.start, b.count);
+    for (uint64_t i = 0; i < b.count; ++i)
+      if ((o.max_ply < 0 || plies[i] <= o.max_ply) &&
+          !is_validation_game(game_offsets_[b.file] + games[i], o.val_fraction, o.seed))
+        ++rows_;
+    rows_per_epoch_ = rows_;
+  }
+  set_steps_per_epoch(int64_t(rows_per_epoch_ / uint64_t(o.batch_size)));
+}
+
+StreamBatches::~StreamBatches() = default;
+
+void StreamBatches::set_steps_per_epoch(int64_t steps) {
+  if (steps <= 0)
+    throw Error(fmt::format("the streamed training set has {} positions for rank {} of {}, fewer than one batch of {}",
+                            rows_per_epoch_, options_.slice.rank, options_.slice.world_size, options_.batch_size));
+  if (uint64_t(steps) * uint64_t(options_.batch_size) > rows_per_epoch_)
+    throw Error("stream: more steps per epoch than rows");
+  steps_per_epoch_ = steps;
+}
+
+void StreamBatches::start_epoch(int64_t epoch) {
+  epoch_ = epoch;
+  rng_ = GameRng(options_.seed ^ STREAM_TAG, uint64_t(epoch) * 65536 + uint64_t(options_.slice.rank));
+  block_order_.resize(blocks_.size());
+  std::iota(block_order_.begin(), block_order_.end(), size_t(0));
+  for (size_t i = block_order_.size(); i > 1; --i)
+    std::swap(block_order_[i - 1], block_order_[rng_.below(uint32_t(i))]);
+  blocks_read_ = 0;
+  pending_ = CompactPositions();
+  pending_row_ = 0;
+  pending_copy_ = 0;
+  buffer_.clear();
+  buffer_.reserve(size_t(std::min<uint64_t>(options_.shuffle_buffer, rows_per_epoch_)));
+}
+
+void StreamBatches::read_next_block() {
+  const Block& b = blocks_[block_order_[blocks_read_++]];
+  pending_ = CompactPositions();
+  read_rows(
+      readers_[b.file], b.start, b.count, game_offsets_[b.file], options_.max_ply,
+      [&](int64_t game) { return !is_validation_game(game, options_.val_fraction, options_.seed); }, pending_);
+  pending_row_ = 0;
+  pending_copy_ = 0;
+}
+
+bool StreamBatches::next_row() {
+  for (;;) {
+    if (pending_row_ < pending_.size()) {
+      // The next incoming row: rows in check come check_weight times in a row; the buffer
+      // scatters the copies.
+      const size_t r = pending_row_;
+      std::memcpy(incoming_.squares, &pending_.squares[r * 64], 64);
+      incoming_.side = pending_.side[r];
+      incoming_.legal.assign(pending_.legal.begin() + long(pending_.legal_begin[r]),
+                             pending_.legal.begin() + long(pending_.legal_begin[r + 1]));
+      const int copies = pending_.in_check[r] ? std::max(1, options_.check_weight) : 1;
+      if (++pending_copy_ >= copies) {
+        ++pending_row_;
+        pending_copy_ = 0;
+      }
+      if (buffer_.size() < options_.shuffle_buffer) {
+        buffer_.push_back(incoming_);
+        continue;
+      }
+      Row& resident = buffer_[rng_.below(uint32_t(buffer_.size()))];
+      std::swap(emitted_, resident);
+      std::swap(resident, incoming_);
+      return true;
+    }
+    if (blocks_read_ < block_order_.size()) {
+      read_next_block();
+      continue;
+    }
+    if (buffer_.empty()) return false;
+    // The end of the epoch: the buffer drains in random order.
+    Row& picked = buffer_[rng_.below(uint32_t(buffer_.size()))];
+    std::swap(emitted_, picked);
+    std::swap(picked, buffer_.back());
+    buffer_.pop_back();
+    return true;
+  }
+}
+
+Batch StreamBatches::batch(int64_t step, bool pin) {
+  if (step != next_step_) {
+    // The first batch (of a run, or of a resumed one): replay this epoch's stream up to it.
+    start_epoch(step / steps_per_epoch_);
+    for (int64_t skip = (step % steps_per_epoch_) * options_.batch_size; skip > 0; --skip)
+      if (!next_row()) throw Error("stream: the epoch ended early (a dataset changed during the run?)");
+  } else if (step / steps_per_epoch_ != epoch_) {
+    start_epoch(step / steps_per_epoch_);
+  }
+  Batch b = allocate_batch(size_t(options_.batch_size), pin);
+  for (size_t i = 0; i < size_t(options_.batch_size); ++i) {
+    if (!next_row()) throw Error("stream: the epoch ended early (a dataset changed during the run?)");
+    expand_compact_planes(emitted_.squares, emitted_.side, b.planes.data_ptr<float>() + i * encode::POSITION_SIZE);
+    expand_legal_mask(emitted_.legal.data(), emitted_.legal.data() + emitted_.legal.size(),
+                      b.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
+  }
+  next_step_ = step + 1;
+  return b;
+}
+
+CompactPositions streamed_validation_rows(const std::vector<std::string>& paths, double fraction, uint64_t seed,
+                                          int max_ply, uint64_t max_rows) {
+  CompactPositions rows;
+  constexpr uint64_t SLICE = 16384;
+  int64_t game_offset = 0;
+  for (const auto& path : paths) {
+    const data::DatasetReader reader(path);
+    for (uint64_t start = 0; start < reader.num_positions() && rows.size() < max_rows; start += SLICE)
+      read_rows(
+          reader, start, std::min(SLICE, reader.num_positions() - start), game_offset, max_ply,
+          [&](int64_t game) { return is_validation_game(game, fraction, seed); }, rows);
+    game_offset += int64_t(reader.num_games());
+  }
+  if (rows.size() <= max_rows) return rows;
+  CompactPositions first;
+  for (size_t r = 0; r < max_rows; ++r) first.append_row(rows, r);
+  return first;
+}
+
+}  // namespace legalnet::nn

@@ -1,0 +1,90 @@
+// Training rows streamed from the dataset files as training goes, for datasets larger than
+// memory. The files are cut into blocks of contiguous rows (read fast: whole compressed
+// chunks), block b belongs to rank b mod world_size, so each rank reads only its part; each
+// epoch a rank reads its blocks in an order shuffled by (seed, epoch, rank) and passes the rows
+// through a shuffle buffer: a full buffer emits a random resident row for each row read, then
+// drains in random order at the end of the epoch. Memory: the buffer, not the dataset.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "games/rng.h"
+#include "nn/batches.h"
+
+namespace legalnet::data {
+class DatasetReader;
+}
+
+namespace legalnet::nn {
+
+struct StreamOptions {
+  std::vector<std::string> paths;
+  int batch_size = 256;  // per rank
+  uint64_t seed = 0;
+  int check_weight = 1;               // rows in check enter the stream this many times
+  int max_ply = -1;                   // rows with a higher ply are skipped (-1: none)
+  double val_fraction = 0;            // rows of games held out by is_validation_game are skipped
+  uint64_t shuffle_buffer = 1 << 18;  // rows resident in the shuffle buffer
+  uint64_t block_rows = 8192;         // rows per block, a multiple of the files' 256-row chunks
+  BatchSlice slice;
+};
+
+class StreamBatches : public BatchSource {
+ public:
+  // Opens the files and counts this rank's rows: one pass over its blocks' game and ply
+  // columns, and over their positions too when check_weight > 1 (to find the rows in check).
+  explicit StreamBatches(const StreamOptions& options);
+  ~StreamBatches() override;
+
+  uint64_t rows() const { return rows_; }                      // this rank's rows, once each
+  uint64_t rows_per_epoch() const { return rows_per_epoch_; }  // with the repeated rows in check
+  // The ranks must take the same number of steps: the trainer sets the minimum over ranks.
+  // Default: this rank's rows_per_epoch() / batch_size.
+  void set_steps_per_epoch(int64_t steps);
+  int64_t steps_per_epoch() const override { return steps_per_epoch_; }
+  Batch batch(int64_t step, bool pin) override;
+
+ private:
+  struct Row {
+    int8_t squares[64];
+    int8_t side;
+    std::vector<uint16_t> legal;
+  };
+  struct Block {
+    size_t file;
+    uint64_t start, count;
+  };
+  void start_epoch(int64_t epoch);
+  bool next_row();  // the next row of the epoch's stream into emitted_; false when exhausted
+  void read_next_block();
+
+  StreamOptions options_;
+  std::vector<data::DatasetReader> readers_;
+  std::vector<int64_t> game_offsets_;  // the first game number of each file
+  std::vector<Block> blocks_;          // this rank's blocks
+  uint64_t rows_ = 0, rows_per_epoch_ = 0;
+  int64_t steps_per_epoch_ = 0;
+
+  // Where the stream stands: the step batch() will produce next, the epoch, the blocks read
+  // so far, the rows of the current block (each in-check row check_weight times), the buffer.
+  int64_t next_step_ = -1;
+  int64_t epoch_ = -1;
+  GameRng rng_{0, 0};
+  std::vector<size_t> block_order_;
+  size_t blocks_read_ = 0;
+  CompactPositions pending_;
+  size_t pending_row_ = 0;
+  int pending_copy_ = 0;
+  std::vector<Row> buffer_;
+  Row incoming_, emitted_;
+};
+
+// The first `max_rows` rows (ply <= max_ply) of the games held out by is_validation_game,
+// read from the start of the files: the validation set of a streamed run without --val.
+CompactPositions streamed_validation_rows(const std::vector<std::string>& paths, double fraction, uint64_t seed,
+                                          int max_ply, uint64_t max_rows);
+
+}  // namespace legalnet::nn
