@@ -2,7 +2,9 @@
 # submit.sh: the whole pipeline on a Slurm cluster as chained jobs:
 #   data (array, one shard per task) -> merge -> train (+ evaluate), each after the previous
 #   succeeded (--dependency=afterok). The held-out test set is made by one more data task.
-# Environment: LEGALNET_BIN, DATA (shared filesystem), SHARDS (default 8), GAMES, SEED, and the
+# Environment: LEGALNET_BIN, DATA (shared filesystem), SHARDS (default 8), GAMES, SEED, the
+# training job's resources TRAIN_TASKS (processes, default 1), TRAIN_GPUS (per node, default 1;
+# 0 for CPU, with DEVICE=cpu), TRAIN_CPUS (per task, default 8), TRAIN_MEM (default 32G), and the
 # train.sbatch variables. Extra sbatch options (partition, account) go in SBATCH_* variables.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,5 +17,7 @@ test_set=$(sbatch --parsable --export=ALL,GAMES=${TEST_GAMES:-2000},SEED=$((SEED
           --out '$DATA/games/test.pgn.zst' --quiet && '$LEGALNET_BIN/tensorize' --in '$DATA/games/test.pgn.zst' \
           --out '$DATA/tensors/test.h5' --quiet")
 merge=$(sbatch --parsable --dependency=afterok:$data --export=ALL "$here/merge.sbatch")
-train=$(sbatch --parsable --dependency=afterok:$merge:$test_set --export=ALL "$here/train.sbatch")
+resources=(--ntasks="${TRAIN_TASKS:-1}" --cpus-per-task="${TRAIN_CPUS:-8}" --mem="${TRAIN_MEM:-32G}")
+((${TRAIN_GPUS:-1} > 0)) && resources+=(--gres=gpu:"${TRAIN_GPUS:-1}")
+train=$(sbatch --parsable --dependency=afterok:$merge:$test_set "${resources[@]}" --export=ALL "$here/train.sbatch")
 echo "submitted: data $data (array of $SHARDS), test set $test_set, merge $merge, train $train"
