@@ -84,9 +84,26 @@ int main(int argc, char** argv) {
     return v[v.size() / 2];
   };
   const double memory = median(rates[MEMORY]), stream = median(rates[STREAM]), ready = median(rates[READY]);
+  // The loaders' work itself, timed alone on this thread: what a batch would cost the loop if
+  // the background thread did not overlap it with training (an upper bound that the noise of a
+  // shared machine does not blur).
+  auto seconds_per_batch = [&](BatchSource& source) {
+    source.batch(0, false);  // the stream fills its buffer here
+    const int n = 200;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 1; i <= n; ++i) source.batch(i, false);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
+  };
+  MemoryBatches memory_source(data, batch, 0);
+  StreamBatches stream_source(stream_options);
+  const double step_seconds = batch / ready;
+  const double memory_work = seconds_per_batch(memory_source), stream_work = seconds_per_batch(stream_source);
   fmt::print(
       "{:<24} {:>7.0f} samples/s loader (memory), {:>7.0f} streamed, {:>7.0f} on ready batches; overhead "
-      "{:+.1f}% / {:+.1f}% (median of {} rounds of {} steps)\n",
-      c.describe(), memory, stream, ready, 100 * (1 - memory / ready), 100 * (1 - stream / ready), rounds, steps);
+      "{:+.1f}% / {:+.1f}% (median of {} rounds of {} steps); loader work {:.2f} / {:.2f} ms a batch = {:.1f}% / "
+      "{:.1f}% of a {:.1f} ms step\n",
+      c.describe(), memory, stream, ready, 100 * (1 - memory / ready), 100 * (1 - stream / ready), rounds, steps,
+      1e3 * memory_work, 1e3 * stream_work, 100 * memory_work / step_seconds, 100 * stream_work / step_seconds,
+      1e3 * step_seconds);
   return 0;
 }

@@ -53,7 +53,7 @@ StreamBatches::StreamBatches(const StreamOptions& o) : options_(o) {
         ++rows_;
     rows_per_epoch_ = rows_;
   }
-  set_steps_per_epoch(int64_t(rows_per_epoch_ / uint64_t(o.batch_size)));
+  steps_per_epoch_ = int64_t(rows_per_epoch_ / uint64_t(o.batch_size));  // checked by set_steps_per_epoch and batch()
 }
 
 StreamBatches::~StreamBatches() = default;
@@ -131,6 +131,7 @@ bool StreamBatches::next_row() {
 }
 
 Batch StreamBatches::batch(int64_t step, bool pin) {
+  if (steps_per_epoch_ <= 0) set_steps_per_epoch(steps_per_epoch_);  // throws the clear message
   if (step != next_step_) {
     // The first batch (of a run, or of a resumed one): replay this epoch's stream up to it.
     start_epoch(step / steps_per_epoch_);

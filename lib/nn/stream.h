@@ -41,8 +41,9 @@ class StreamBatches : public BatchSource {
 
   uint64_t rows() const { return rows_; }                      // this rank's rows, once each
   uint64_t rows_per_epoch() const { return rows_per_epoch_; }  // with the repeated rows in check
-  // The ranks must take the same number of steps: the trainer sets the minimum over ranks.
-  // Default: this rank's rows_per_epoch() / batch_size.
+  // The ranks must take the same number of steps: the trainer sets the minimum over ranks
+  // (all ranks then fail together when one has too few rows). Throws when steps < 1 or more
+  // than this rank's rows allow. Default: this rank's rows_per_epoch() / batch_size.
   void set_steps_per_epoch(int64_t steps);
   int64_t steps_per_epoch() const override { return steps_per_epoch_; }
   Batch batch(int64_t step, bool pin) override;

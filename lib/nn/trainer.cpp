@@ -79,12 +79,11 @@ std::string options_json(const TrainOptions& o, const ModelConfig& model, int64_
 // 2 bytes, game, ply, offsets); the estimate behind --data-mode auto.
 constexpr double COMPACT_BYTES_PER_POSITION = 160;
 
+// MemAvailable of /proc/meminfo ("MemAvailable:   20912644 kB"); 0 when unknown.
 uint64_t available_memory_bytes() {
   std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  while (meminfo >> key >> kib)
-    if (key == "MemAvailable:") return kib * 1024;
+  for (std::string line; std::getline(meminfo, line);)
+    if (line.rfind("MemAvailable:", 0) == 0) return std::stoull(line.substr(13)) * 1024;
   return 0;
 }
 
@@ -95,15 +94,16 @@ struct DataPlan {
 
 // Memory when the datasets fit in half the available memory (shared by the processes on
 // this node, each of which holds them all), else streamed.
-DataPlan plan_data(const TrainOptions& o) {
-  if (o.data_mode != "auto" && o.data_mode != "memory" && o.data_mode != "stream")
-    throw Error("--data-mode " + o.data_mode + ": expected auto, memory or stream");
+// The processes decide together: nodes with less memory make every process stream.
+DataPlan plan_data(const TrainOptions& o, Collectives& ranks) {
   uint64_t positions = 0;
   for (const auto& path : o.data) positions += data::DatasetReader(path).num_positions();
   const double need = double(positions) * COMPACT_BYTES_PER_POSITION;
-  const double budget = double(available_memory_bytes()) / 2 / std::max(1, o.ranks.local_world_size);
+  const uint64_t available = available_memory_bytes();
+  // Unknown memory (no /proc/meminfo): assume the data fits, as before streaming existed.
+  const double budget = available ? double(available) / 2 / std::max(1, o.ranks.local_world_size) : need;
   DataPlan plan;
-  plan.streamed = o.data_mode == "stream" || (o.data_mode == "auto" && need > budget);
+  plan.streamed = ranks.any(o.data_mode == "stream" || (o.data_mode == "auto" && need > budget));
   if (plan.streamed)
     plan.description =
         fmt::format("streaming {} positions from the files ({}data-mode {}), shuffle buffer {} positions", positions,
@@ -159,6 +159,8 @@ TrainResult run_train(const TrainOptions& o) {
   if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
   if (!(o.lr > 0)) throw Error("--lr must be positive");
   if (o.check_weight < 1 || o.check_weight > 100) throw Error("--check-weight must be in 1..100");
+  if (o.data_mode != "auto" && o.data_mode != "memory" && o.data_mode != "stream")
+    throw Error("--data-mode " + o.data_mode + ": expected auto, memory or stream");
   const fs::path run(o.out);
   const std::string model_path = (run / "model.pt").string(), checkpoint_path = (run / "checkpoint.pt").string(),
                     metrics_path = (run / "metrics.csv").string();
@@ -178,7 +180,7 @@ TrainResult run_train(const TrainOptions& o) {
   const int global_batch = o.batch_size * ranks.world_size();
 
   // The training rows: in memory, or streamed from the files (datasets larger than memory).
-  const DataPlan plan = plan_data(o);
+  const DataPlan plan = plan_data(o, ranks);
   CompactPositions train_rows, val_rows;
   std::unique_ptr<BatchSource> source;
   uint64_t train_positions = 0;
@@ -200,7 +202,13 @@ TrainResult run_train(const TrainOptions& o) {
     auto stream = std::make_unique<StreamBatches>(so);
     // Ranks hold different blocks: all take the steps the rank with the fewest rows can.
     const auto rows_per_epoch = ranks.all_gather(int64_t(stream->rows_per_epoch()));
-    stream->set_steps_per_epoch(*std::min_element(rows_per_epoch.begin(), rows_per_epoch.end()) / o.batch_size);
+    const auto fewest = std::min_element(rows_per_epoch.begin(), rows_per_epoch.end());
+    if (*fewest < o.batch_size)
+      throw Error(
+          fmt::format("stream mode: rank {} of {} reads {} positions (the files' blocks of 8192 rows are dealt "
+                      "to the ranks), fewer than one batch of {}; use fewer processes or --data-mode memory",
+                      fewest - rows_per_epoch.begin(), ranks.world_size(), *fewest, o.batch_size));
+    stream->set_steps_per_epoch(*fewest / o.batch_size);
     for (int64_t rows : ranks.all_gather(int64_t(stream->rows()))) train_positions += uint64_t(rows);
     val_rows = o.val.empty() ? streamed_validation_rows(o.data, o.val_fraction, o.seed, o.max_ply, o.val_max)
                              : load_positions(o.val, val_load);

@@ -24,12 +24,12 @@ struct TrainOptions {
   double lr = 2e-3;
   std::string optimizer = "adam";  // adam | adamw | sgd
   double weight_decay = 0;
-  double warmup = 0.02;        // share of the steps with a linear warm-up
-  double min_lr_ratio = 0.02;  // the cosine decays to lr * min_lr_ratio
-  double clip = 1.0;           // gradient-norm clipping; 0: off
-  int max_ply = -1;            // train only on positions with ply <= max_ply
-  int check_weight = 1;        // positions whose side to move is in check appear this often per epoch
-  std::string data_mode = "auto";  // memory | stream | auto (memory when it fits in half the memory)
+  double warmup = 0.02;               // share of the steps with a linear warm-up
+  double min_lr_ratio = 0.02;         // the cosine decays to lr * min_lr_ratio
+  double clip = 1.0;                  // gradient-norm clipping; 0: off
+  int max_ply = -1;                   // train only on positions with ply <= max_ply
+  int check_weight = 1;               // positions whose side to move is in check appear this often per epoch
+  std::string data_mode = "auto";     // memory | stream | auto (memory when it fits in half the memory)
   uint64_t shuffle_buffer = 1 << 18;  // positions in the shuffle buffer of stream mode
   uint64_t seed = 0;
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
