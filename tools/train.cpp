@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
   app.add_option("--blocks", o.model.blocks, "conv/resnet: blocks (8 / 6)");
   app.add_option("--channels", o.model.channels, "conv/resnet: filters (128 / 32)");
   app.add_flag("--se", o.model.squeeze_excitation, "resnet: squeeze-excitation in each block");
+  app.add_option("--inputs", o.model.inputs,
+                 "planes (the predecessor's 7) | attacks (+3 planes: attacked squares, pins, check lines)")
+      ->capture_default_str();
   app.add_flag("!--full-head", o.model.geometric_head,
                "mlp/conv: a 4096-wide last layer, as the predecessor (default: the 1792 possible moves)");
   app.add_option("--epochs", o.epochs, "Passes over the training set")->capture_default_str();

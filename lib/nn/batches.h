@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "encode/encode.h"
 #include "nn/training_data.h"
 
 namespace legalnet::nn {
@@ -20,12 +21,14 @@ struct Batch {
   torch::Tensor targets;  // float [B,4096]
 };
 
-// An empty batch of n rows on the CPU (pinned when `pin`), and row i of it from `data`'s row r.
-Batch allocate_batch(size_t n, bool pin);
+// An empty batch of n rows with `input_planes` planes (ModelConfig::input_planes) on the
+// CPU (pinned when `pin`), and row i of it from `data`'s row r.
+Batch allocate_batch(size_t n, int input_planes, bool pin);
 void fill_batch_row(Batch& batch, size_t i, const CompactPositions& data, size_t r);
 
 // Expands rows [rows, rows + n) of `data` into a batch on the CPU (pinned when `pin`).
-Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin);
+Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin,
+                 int input_planes = encode::PLANES);
 
 // The row order of one epoch: every row once, rows in check `check_weight` times, shuffled
 // (Fisher-Yates) by GameRng(seed, epoch).
@@ -56,7 +59,7 @@ class BatchSource {
 class MemoryBatches : public BatchSource {
  public:
   MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, int check_weight = 1,
-                BatchSlice slice = {});
+                BatchSlice slice = {}, int input_planes = encode::PLANES);
   int64_t steps_per_epoch() const override { return steps_per_epoch_; }
   Batch batch(int64_t step, bool pin) override;
 
@@ -66,6 +69,7 @@ class MemoryBatches : public BatchSource {
   const uint64_t seed_;
   const int check_weight_;
   const BatchSlice slice_;
+  const int input_planes_;
   int64_t steps_per_epoch_;
   int64_t epoch_ = -1;
   std::vector<uint32_t> order_;

@@ -8,6 +8,7 @@
 
 #include "chess/notation.h"
 #include "data/dataset_reader.h"
+#include "encode/attack_planes.h"
 #include "encode/encode.h"
 #include "eval/anatomy.h"
 #include "eval/games.h"
@@ -25,13 +26,20 @@ namespace {
 using nlohmann::ordered_json;
 
 // Probabilities (sigmoid of the logits) for a batch of positions, on the model's device.
-std::vector<float> predict(PolicyNet& net, const std::vector<const chess::Position*>& positions,
+std::vector<float> predict(const LoadedModel& model, const std::vector<const chess::Position*>& positions,
                            const torch::Device& device) {
   torch::NoGradGuard no_grad;
-  auto planes = torch::empty({int64_t(positions.size()), encode::PLANES, 8, 8}, torch::kInt8);
-  for (size_t i = 0; i < positions.size(); ++i)
-    encode::encode_planes(*positions[i], planes.data_ptr<int8_t>() + i * encode::POSITION_SIZE);
-  auto probs = torch::sigmoid(net.forward(planes.to(device).to(torch::kFloat32))).to(torch::kCPU).contiguous();
+  const int input_planes = model.config.input_planes();
+  auto planes = torch::empty({int64_t(positions.size()), input_planes, 8, 8}, torch::kInt8);
+  for (size_t i = 0; i < positions.size(); ++i) {
+    int8_t* row = planes.data_ptr<int8_t>() + i * size_t(input_planes) * encode::PLANE_SIZE;
+    encode::encode_planes(*positions[i], row);
+    if (input_planes == encode::PLANES) continue;
+    int8_t squares[64];
+    encode::square_codes(row, squares);
+    encode::encode_attack_planes(squares, row[0], row + encode::POSITION_SIZE);
+  }
+  auto probs = torch::sigmoid(model.net->forward(planes.to(device).to(torch::kFloat32))).to(torch::kCPU).contiguous();
   return std::vector<float>(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
 }
 
@@ -41,7 +49,7 @@ struct DatasetResult {
   double inference_seconds = 0;
 };
 
-DatasetResult evaluate_dataset(PolicyNet& net, const EvaluateOptions& o, const torch::Device& device) {
+DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& o, const torch::Device& device) {
   DatasetResult r;
   double bce_sum = 0;
   uint64_t total = 0;
@@ -58,7 +66,7 @@ DatasetResult evaluate_dataset(PolicyNet& net, const EvaluateOptions& o, const t
       std::vector<const chess::Position*> pointers;
       for (const auto& p : positions) pointers.push_back(&p);
       const auto t0 = std::chrono::steady_clock::now();
-      const std::vector<float> probs = predict(net, pointers, device);
+      const std::vector<float> probs = predict(model, pointers, device);
       r.inference_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       for (uint64_t i = 0; i < count; ++i) {
         const chess::MoveList legal(positions[i]);
@@ -220,7 +228,7 @@ std::string run_evaluate(const EvaluateOptions& o) {
                        {"games", o.games}, {"opponent", o.opponent},           {"greedy", o.greedy},
                        {"seed", o.seed},   {"max_plies", o.max_plies},         {"device", device.str()}};
 
-  if (!o.data.empty()) report["dataset"] = dataset_json(evaluate_dataset(*model.net, o, device));
+  if (!o.data.empty()) report["dataset"] = dataset_json(evaluate_dataset(model, o, device));
   if (o.games > 0) {
     eval::GameOptions g;
     g.games = o.games;
@@ -230,15 +238,14 @@ std::string run_evaluate(const EvaluateOptions& o) {
     g.resample_illegal = o.resample_illegal;
     g.max_plies = o.max_plies;
     g.concurrent = std::max(1, std::min(o.batch_size, o.games));
-    const auto summary =
-        eval::play_games([&](const std::vector<const chess::Position*>& positions,
-                             std::vector<float>& probs) { probs = predict(*model.net, positions, device); },
-                         g);
+    const auto summary = eval::play_games([&](const std::vector<const chess::Position*>& positions,
+                                              std::vector<float>& probs) { probs = predict(model, positions, device); },
+                                          g);
     report["games"] = games_json(summary, g);
   }
   if (!o.fen.empty()) {
     const chess::Position pos(o.fen == "startpos" ? chess::START_FEN : std::string_view(o.fen));
-    const std::vector<float> probs = predict(*model.net, {&pos}, device);
+    const std::vector<float> probs = predict(model, {&pos}, device);
     bool legal[encode::MOVE_INDICES] = {};
     for (chess::Move m : chess::MoveList(pos)) legal[encode::move_index(m)] = true;
     std::vector<int> order(encode::MOVE_INDICES);

@@ -6,7 +6,8 @@
 
 namespace legalnet::nn {
 
-Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch_size, const torch::Device& device) {
+Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch_size, const torch::Device& device,
+                         int input_planes) {
   torch::NoGradGuard no_grad;
   net.eval();
   Evaluation e;
@@ -15,7 +16,7 @@ Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch
   double loss_sum = 0;
   for (size_t first = 0; first < rows.size(); first += size_t(batch_size)) {
     const size_t n = std::min(size_t(batch_size), rows.size() - first);
-    Batch b = make_batch(data, rows.data() + first, n, false);
+    Batch b = make_batch(data, rows.data() + first, n, false, input_planes);
     const auto targets = b.targets.to(device);
     const auto logits = net.forward(b.planes.to(device));
     loss_sum += torch::binary_cross_entropy_with_logits(logits, targets, {}, {}, at::Reduction::Sum).item<double>();

@@ -20,7 +20,9 @@ struct Evaluation {
   static double ratio(uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 0.0; }
 };
 
-// Evaluates in eval mode without gradients, thresholding the sigmoid at 0.5 (logit 0).
-Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch_size, const torch::Device& device);
+// Evaluates in eval mode without gradients, thresholding the sigmoid at 0.5 (logit 0);
+// `input_planes` as the net's ModelConfig::input_planes.
+Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch_size, const torch::Device& device,
+                         int input_planes);
 
 }  // namespace legalnet::nn

@@ -15,6 +15,10 @@ struct ModelConfig {
   // mlp / conv: a final layer of the 1792 possibly-legal outputs only, the other 2304 fixed off
   // (resnet always does this through its move-type head).
   bool geometric_head = true;
+  // The input: "planes", the predecessor's 7 (encode.h), or "attacks", those and 3 planes of
+  // attacked squares, pins and check lines (encode/attack_planes.h).
+  std::string inputs = "planes";
+  int input_planes() const;
 
   // Fills unset sizes with the kind's defaults; throws legalnet::Error for an unknown kind or
   // impossible sizes.

@@ -57,7 +57,7 @@ torch::Tensor IndexHeadImpl::forward(torch::Tensor compact) {
 }
 
 MlpImpl::MlpImpl(const ModelConfig& c) {
-  hidden = register_module("hidden", torch::nn::Linear(encode::POSITION_SIZE, c.hidden));
+  hidden = register_module("hidden", torch::nn::Linear(c.input_planes() * encode::PLANE_SIZE, c.hidden));
   out = register_module("out", torch::nn::Linear(c.hidden, final_width(c)));
   if (c.geometric_head) head = register_module("head", compact_head());
 }
@@ -70,7 +70,7 @@ torch::Tensor MlpImpl::forward(torch::Tensor planes) {
 
 ConvNetImpl::ConvNetImpl(const ModelConfig& c) {
   tower = register_module("tower", torch::nn::Sequential());
-  int in = encode::PLANES;
+  int in = c.input_planes();
   for (int b = 0; b < c.blocks; ++b) {
     tower->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(in, c.channels, /*kernel_size=*/3).padding(1)));
     tower->push_back(torch::nn::BatchNorm2d(c.channels));
@@ -111,7 +111,7 @@ torch::Tensor ResidualBlockImpl::forward(torch::Tensor x) {
 
 ResNetImpl::ResNetImpl(const ModelConfig& c) {
   stem = register_module(
-      "stem", torch::nn::Conv2d(torch::nn::Conv2dOptions(encode::PLANES, c.channels, 3).padding(1).bias(false)));
+      "stem", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.input_planes(), c.channels, 3).padding(1).bias(false)));
   stem_bn = register_module("stem_bn", torch::nn::BatchNorm2d(c.channels));
   tower = register_module("tower", torch::nn::Sequential());
   for (int b = 0; b < c.blocks; ++b) tower->push_back(ResidualBlock(c.channels, c.squeeze_excitation));

@@ -140,10 +140,12 @@ Batch StreamBatches::batch(int64_t step, bool pin) {
   } else if (step / steps_per_epoch_ != epoch_) {
     start_epoch(step / steps_per_epoch_);
   }
-  Batch b = allocate_batch(size_t(options_.batch_size), pin);
+  Batch b = allocate_batch(size_t(options_.batch_size), options_.input_planes, pin);
+  const size_t row_floats = size_t(options_.input_planes) * encode::PLANE_SIZE;
   for (size_t i = 0; i < size_t(options_.batch_size); ++i) {
     if (!next_row()) throw Error("stream: the epoch ended early (a dataset changed during the run?)");
-    expand_compact_planes(emitted_.squares, emitted_.side, b.planes.data_ptr<float>() + i * encode::POSITION_SIZE);
+    expand_compact_planes(emitted_.squares, emitted_.side, options_.input_planes,
+                          b.planes.data_ptr<float>() + i * row_floats);
     expand_legal_mask(emitted_.legal.data(), emitted_.legal.data() + emitted_.legal.size(),
                       b.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
   }

@@ -199,6 +199,7 @@ TrainResult run_train(const TrainOptions& o) {
     so.val_fraction = o.val.empty() ? o.val_fraction : 0.0;
     so.shuffle_buffer = o.shuffle_buffer;
     so.slice = {ranks.rank(), ranks.world_size()};
+    so.input_planes = model.input_planes();
     auto stream = std::make_unique<StreamBatches>(so);
     // Ranks hold different blocks: all take the steps the rank with the fewest rows can.
     const auto rows_per_epoch = ranks.all_gather(int64_t(stream->rows_per_epoch()));
@@ -222,7 +223,7 @@ TrainResult run_train(const TrainOptions& o) {
     }
     train_positions = train_rows.size();
     source = std::make_unique<MemoryBatches>(train_rows, o.batch_size, o.seed, o.check_weight,
-                                             BatchSlice{ranks.rank(), ranks.world_size()});
+                                             BatchSlice{ranks.rank(), ranks.world_size()}, model.input_planes());
   }
   if (val_rows.size() > o.val_max) {
     CompactPositions first;
@@ -283,7 +284,7 @@ TrainResult run_train(const TrainOptions& o) {
 
   auto evaluate_and_log = [&](int64_t step) {
     average_buffers(ranks, *net);
-    const Evaluation v = all_ranks_sum(ranks, evaluate_loss(*net, val_share, 1024, device));
+    const Evaluation v = all_ranks_sum(ranks, evaluate_loss(*net, val_share, 1024, device, model.input_planes()));
     const double now = state.elapsed_seconds + seconds();
     const double rate = double(state.samples - window_start_samples) / std::max(1e-9, now - window_start_time);
     const double train_loss = loss_count ? loss_sum / double(loss_count) : 0.0;

@@ -2,20 +2,24 @@
 
 #include <cstring>
 
-#include "chess/bitboard.h"
 #include "data/dataset_format.h"
 #include "data/dataset_reader.h"
+#include "encode/attack_planes.h"
 #include "encode/encode.h"
 #include "games/rng.h"
 #include "util/progress.h"
 
 namespace legalnet::nn {
 
-void expand_compact_planes(const int8_t* squares, int side, float* out) {
+void expand_compact_planes(const int8_t* squares, int side, int input_planes, float* out) {
   for (int i = 0; i < encode::PLANE_SIZE; ++i) out[i] = float(side);
   std::memset(out + encode::PLANE_SIZE, 0, sizeof(float) * (encode::POSITION_SIZE - encode::PLANE_SIZE));
   for (int i = 0; i < 64; ++i)
     if (squares[i]) out[std::abs(squares[i]) * encode::PLANE_SIZE + i] = squares[i] > 0 ? 1.0f : -1.0f;
+  if (input_planes == encode::PLANES) return;
+  int8_t attacks[encode::ATTACK_PLANES * encode::PLANE_SIZE];
+  encode::encode_attack_planes(squares, side, attacks);
+  for (int i = 0; i < encode::ATTACK_PLANES * encode::PLANE_SIZE; ++i) out[encode::POSITION_SIZE + i] = attacks[i];
 }
 
 void expand_legal_mask(const uint16_t* begin, const uint16_t* end, float* out) {
@@ -23,8 +27,8 @@ void expand_legal_mask(const uint16_t* begin, const uint16_t* end, float* out) {
   for (const uint16_t* i = begin; i < end; ++i) out[*i] = 1.0f;
 }
 
-void CompactPositions::expand_planes(size_t r, float* out) const {
-  expand_compact_planes(&squares[r * 64], side[r], out);
+void CompactPositions::expand_planes(size_t r, int input_planes, float* out) const {
+  expand_compact_planes(&squares[r * 64], side[r], input_planes, out);
 }
 
 void CompactPositions::expand_mask(size_t r, float* out) const {
@@ -39,29 +43,6 @@ void CompactPositions::append_row(const CompactPositions& o, size_t r) {
   game.push_back(o.game[r]);
   ply.push_back(o.ply[r]);
   in_check.push_back(o.in_check[r]);
-}
-
-bool side_to_move_in_check(const int8_t* squares, int side) {
-  using namespace chess;
-  init_bitboards();
-  Bitboard by_type[PIECE_TYPE_NB] = {}, them = 0, occupied = 0;
-  Square king = SQ_NONE;
-  for (int s = 0; s < 64; ++s) {
-    const int code = squares[s];
-    if (!code) continue;
-    occupied |= square_bb(Square(s));
-    if ((code > 0) == (side > 0)) {
-      if (std::abs(code) == KING) king = Square(s);
-      continue;
-    }
-    them |= square_bb(Square(s));
-    by_type[std::abs(code)] |= square_bb(Square(s));
-  }
-  if (king == SQ_NONE) return false;
-  const Color us = side > 0 ? WHITE : BLACK;
-  return (pawn_attacks(us, king) & by_type[PAWN]) || (knight_attacks(king) & by_type[KNIGHT]) ||
-         (bishop_attacks(king, occupied) & (by_type[BISHOP] | by_type[QUEEN])) ||
-         (rook_attacks(king, occupied) & (by_type[ROOK] | by_type[QUEEN])) || (king_attacks(king) & by_type[KING]);
 }
 
 void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset, int max_ply,
@@ -79,12 +60,8 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
     if (keep_game && !keep_game(game_offset + games[i])) continue;
     const int8_t* p = &planes[i * encode::POSITION_SIZE];
     out.side.push_back(p[0] > 0 ? 1 : -1);
-    for (int s = 0; s < 64; ++s) {
-      int8_t code = 0;
-      for (int t = 1; t < encode::PLANES; ++t)
-        if (p[t * 64 + s]) code = int8_t(p[t * 64 + s] * t);
-      out.squares.push_back(code);
-    }
+    out.squares.resize(out.squares.size() + 64);
+    encode::square_codes(p, &out.squares[out.squares.size() - 64]);
     // Masks are almost all zeros: skip them eight bytes at a time.
     const uint8_t* m = &masks[i * encode::MOVE_INDICES];
     for (int k = 0; k < encode::MOVE_INDICES; k += 8) {
@@ -97,7 +74,7 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
     out.legal_begin.push_back(out.legal.size());
     out.game.push_back(game_offset + games[i]);
     out.ply.push_back(int32_t(plies[i]));
-    out.in_check.push_back(side_to_move_in_check(&out.squares[out.squares.size() - 64], out.side.back()));
+    out.in_check.push_back(encode::side_to_move_in_check(&out.squares[out.squares.size() - 64], out.side.back()));
   }
 }
 

@@ -24,17 +24,18 @@ struct CompactPositions {
   std::vector<uint8_t> in_check;  // the side to move is in check
 
   size_t size() const { return side.size(); }
-  // The planes of row r into out[448] as floats (encode::encode_planes's layout).
-  void expand_planes(size_t r, float* out) const;
+  // The planes of row r into out[input_planes * 64] as floats (expand_compact_planes).
+  void expand_planes(size_t r, int input_planes, float* out) const;
   // The legal-move mask of row r into out[4096] as 0/1 floats.
   void expand_mask(size_t r, float* out) const;
   // Appends row r of `other`.
   void append_row(const CompactPositions& other, size_t r);
 };
 
-// One compact row expanded: planes (encode::encode_planes's layout) into out[448], and the
-// 0/1 mask of the legal indices [begin, end) into out[4096].
-void expand_compact_planes(const int8_t* squares, int side, float* out);
+// One compact row expanded: `input_planes` planes into out[input_planes * 64] (the 7 of
+// encode::encode_planes, then with 10 the 3 of encode::encode_attack_planes), and the 0/1
+// mask of the legal indices [begin, end) into out[4096].
+void expand_compact_planes(const int8_t* squares, int side, int input_planes, float* out);
 void expand_legal_mask(const uint16_t* begin, const uint16_t* end, float* out);
 
 struct LoadOptions {
@@ -42,9 +43,6 @@ struct LoadOptions {
   uint64_t max_rows = 0;  // 0: all
   bool quiet = false;
 };
-
-// Whether the side to move (+1 white, -1 black) is in check, from 64 signed piece codes.
-bool side_to_move_in_check(const int8_t* squares, int side);
 
 // Appends rows [start, start + count) of `reader` to `out`: those with ply <= max_ply (all
 // when max_ply < 0) whose game, numbered from `game_offset`, passes `keep_game` (if given).

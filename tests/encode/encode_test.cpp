@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <set>
 
 #include "chess/notation.h"
+#include "encode/attack_planes.h"
 #include "support/helpers.h"
 #include "util/error.h"
 
@@ -92,6 +94,66 @@ TEST(Encode, DecodeRejectsPlanesThatAreNotAPosition) {
   encode_planes(Position(), planes);
   planes[PAWN * 64 + 30] = 3;
   EXPECT_THROW(decode_position(planes, 0, -1, 0, 1), Error);
+}
+
+}  // namespace
+}  // namespace legalnet::encode
+
+namespace legalnet::encode {
+namespace {
+
+// The attack planes agree with the move generator (itself checked by perft against Stockfish):
+// a king step is legal exactly when its square is not attacked, a pinned piece moves only
+// along its pin and a piece is pinned exactly when taking it away exposes the king, and in
+// check every legal move of another piece lands on a check line.
+TEST(AttackPlanes, AgreeWithTheMoveGenerator) {
+  using namespace chess;
+  int pinned_seen = 0, checks_seen = 0;
+  for (const auto& fen : test::sample_fens(/*seed=*/31, 1500)) {
+    const Position pos(fen);
+    int8_t planes[POSITION_SIZE], squares[64], attacks[ATTACK_PLANES * PLANE_SIZE];
+    encode_planes(pos, planes);
+    square_codes(planes, squares);
+    encode_attack_planes(squares, planes[0], attacks);
+    const int8_t* attacked = attacks;
+    const int8_t* pinned = attacks + PLANE_SIZE;
+    const int8_t* check_lines = attacks + 2 * PLANE_SIZE;
+    const Color us = pos.side_to_move();
+    const Square king = pos.king_square(us);
+    const MoveList legal(pos);
+    SCOPED_TRACE(fen);
+
+    for (Bitboard steps = king_attacks(king) & ~pos.pieces(us); steps;) {
+      const Square to = pop_lsb(steps);
+      EXPECT_EQ(legal.contains(Move(king, to)), attacked[to] == 0) << "king to " << int(to);
+    }
+    ASSERT_EQ(side_to_move_in_check(squares, planes[0]), pos.in_check());
+    for (Bitboard ours = pos.pieces(us) & ~square_bb(king); ours;) {
+      const Square s = pop_lsb(ours);
+      if (pinned[s]) {
+        ++pinned_seen;
+        for (Move m : legal)
+          if (m.from() == s) EXPECT_TRUE(line_bb(king, s) & square_bb(m.to())) << "pinned piece left its line";
+      }
+      if (!pos.in_check()) {
+        int8_t without[64];
+        std::memcpy(without, squares, 64);
+        without[s] = 0;
+        EXPECT_EQ(side_to_move_in_check(without, planes[0]), pinned[s] != 0) << "square " << int(s);
+      }
+    }
+    int lines = 0;
+    for (int s = 0; s < 64; ++s) lines += check_lines[s];
+    EXPECT_EQ(lines > 0, pos.in_check());
+    if (!pos.in_check()) continue;
+    ++checks_seen;
+    for (Bitboard c = pos.checkers(); c;) EXPECT_EQ(check_lines[pop_lsb(c)], 1);
+    for (Move m : legal)
+      if (m.from() != king && m.kind() != MoveKind::EN_PASSANT)
+        EXPECT_EQ(check_lines[m.to()], 1) << "evasion off the lines";
+  }
+  EXPECT_GT(pinned_seen, 50);
+  EXPECT_GT(checks_seen, 50);
 }
 
 }  // namespace

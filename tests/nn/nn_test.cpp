@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <set>
 
 #include <fmt/core.h>
@@ -18,6 +19,7 @@
 #include "nn/batches.h"
 #include "nn/distributed.h"
 #include "nn/evaluator.h"
+#include "nn/metrics.h"
 #include "nn/model_file.h"
 #include "nn/models.h"
 #include "nn/stream.h"
@@ -59,8 +61,10 @@ const std::string& tiny_dataset() {
 
 TEST(Models, ShapesAndFixedOffIndices) {
   torch::manual_seed(0);
-  const auto planes = torch::randn({3, 7, 8, 8});
-  for (const auto& c : {config("mlp", 32, 0, 0), config("conv", 16, 2, 8), config("resnet", 0, 2, 8)}) {
+  ModelConfig attacks = config("conv", 16, 1, 8);
+  attacks.inputs = "attacks";
+  for (const auto& c : {config("mlp", 32, 0, 0), config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attacks}) {
+    const auto planes = torch::randn({3, c.input_planes(), 8, 8});
     auto net = make_model(c);
     const auto logits = net->forward(planes);
     ASSERT_EQ(logits.sizes(), (std::vector<int64_t>{3, 4096})) << c.describe();
@@ -70,10 +74,24 @@ TEST(Models, ShapesAndFixedOffIndices) {
   }
   ModelConfig full = config("mlp", 32, 0, 0);
   full.geometric_head = false;
-  EXPECT_EQ(make_model(full)->forward(planes).size(1), 4096);
+  EXPECT_EQ(make_model(full)->forward(torch::randn({3, 7, 8, 8})).size(1), 4096);
   int types = 0;
   for (int i = 0; i < 4096; ++i) types += move_type_of(i) >= 0;
   EXPECT_EQ(types, 1792);
+}
+
+TEST(Models, TheConfigRoundTripsAndOldFilesMeanThePredecessorsPlanes) {
+  ModelConfig c = config("conv", 64, 2, 8);
+  c.inputs = "attacks";
+  EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  EXPECT_EQ(c.input_planes(), 10);
+  EXPECT_EQ(c.describe(), "conv 2x8 fc 64 +attacks");
+  const ModelConfig old = ModelConfig::from_json(
+      R"({"kind":"mlp","hidden":8,"blocks":0,"channels":0,"squeeze_excitation":false,"geometric_head":true})");
+  EXPECT_EQ(old.inputs, "planes");
+  EXPECT_EQ(old.input_planes(), 7);
+  c.inputs = "pictures";
+  EXPECT_THROW(c.resolved(), Error);
 }
 
 TEST(Models, ATinyNetOverfitsASmallBatch) {
@@ -366,17 +384,32 @@ TEST(Train, ADivergingLossStopsWithAClearMessage) {
 TEST(ModelFile, PythonLoadsTheWeightsIntoAnEquivalentModule) {
   const std::string dir = test::temp_dir("python");
   torch::manual_seed(3);
-  const auto planes = torch::randn({4, 7, 8, 8});
   ModelConfig se = config("resnet", 0, 2, 8);
   se.squeeze_excitation = true;
-  for (const auto& c : {config("mlp", 16, 0, 0), config("conv", 16, 2, 4), se}) {
+  ModelConfig attacks = config("resnet", 0, 1, 8);
+  attacks.inputs = "attacks";
+  ModelConfig mlp_attacks = config("mlp", 16, 0, 0);
+  mlp_attacks.inputs = "attacks";
+  for (const auto& c : {config("mlp", 16, 0, 0), config("conv", 16, 2, 4), se, attacks, mlp_attacks}) {
+    // Random planes for the 7-plane models; real positions for "attacks", whose extra planes
+    // Python derives again from the first 7.
+    torch::Tensor planes = torch::randn({4, c.input_planes(), 8, 8});
+    if (c.inputs == "attacks") {
+      LoadOptions load;
+      load.quiet = true;
+      load.max_rows = 400;
+      const CompactPositions rows = load_positions({tiny_dataset()}, load);
+      std::vector<uint32_t> all(rows.size());
+      std::iota(all.begin(), all.end(), 0u);
+      planes = make_batch(rows, all.data(), all.size(), false, c.input_planes()).planes;
+    }
     auto net = make_model(c);
     net->eval();
     // Non-trivial batch-norm statistics, so that loading them is checked too.
     for (auto& b : net->named_buffers())
       if (b.key().find("running") != std::string::npos) b.value().uniform_(0.5, 1.5);
     const auto logits = net->forward(planes).contiguous();
-    const std::string model_path = dir + "/" + c.kind + ".pt";
+    const std::string model_path = dir + "/" + c.kind + "-" + c.inputs + ".pt";
     save_model(model_path, c, *net, "{}");
     std::ofstream(dir + "/planes.f32", std::ios::binary)
         .write(static_cast<const char*>(planes.data_ptr()), std::streamsize(planes.numel() * 4));
@@ -468,6 +501,44 @@ TEST(Evaluate, MetricsOfAConstantModelMatchHandComputedValues) {
             report["games"]["mean_plies_before_first_illegal"]);
   o.data = {dir + "/missing.h5"};
   EXPECT_THROW(run_evaluate(o), Error);
+}
+
+// evaluate builds a model's inputs from positions (Position -> planes -> attack planes), train
+// from compact rows: the two must give the same numbers.
+TEST(Evaluate, AttackInputsFromPositionsMatchThoseOfTrainingRows) {
+  const std::string dir = test::temp_dir("attacks");
+  ModelConfig c = config("resnet", 0, 1, 8);
+  c.inputs = "attacks";
+  torch::manual_seed(4);
+  auto net = make_model(c);
+  save_model(dir + "/attacks.pt", c, *net, "{}");
+  EvaluateOptions o;
+  o.model = dir + "/attacks.pt";
+  o.data = {tiny_dataset()};
+  o.max_positions = 300;
+  o.device = "cpu";
+  o.threads = 1;
+  o.quiet = true;
+  o.report = dir + "/report.json";
+  testing::internal::CaptureStdout();
+  run_evaluate(o);
+  testing::internal::GetCapturedStdout();
+  const double from_positions = nlohmann::json::parse(test::read_file(o.report))["dataset"]["bce"].get<double>();
+
+  LoadOptions load;
+  load.quiet = true;
+  load.max_rows = 300;
+  const LoadedModel loaded = load_model(o.model, torch::kCPU);
+  const Evaluation from_rows =
+      evaluate_loss(*loaded.net, load_positions({tiny_dataset()}, load), 64, torch::kCPU, c.input_planes());
+  EXPECT_NEAR(from_positions, from_rows.loss, 1e-7 * from_rows.loss);
+  // The attack planes are there and not empty.
+  const CompactPositions rows = load_positions({tiny_dataset()}, load);
+  std::vector<uint32_t> all(rows.size());
+  std::iota(all.begin(), all.end(), 0u);
+  const Batch b = make_batch(rows, all.data(), all.size(), false, c.input_planes());
+  ASSERT_EQ(b.planes.size(1), 10);
+  EXPECT_GT(b.planes.narrow(1, encode::PLANES, 3).sum().item<double>(), double(rows.size()));
 }
 
 }  // namespace
