@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   app.add_option("--blocks", o.model.blocks, "conv/resnet: blocks (8 / 6)");
   app.add_option("--channels", o.model.channels, "conv/resnet: filters (128 / 32)");
   app.add_flag("--se", o.model.squeeze_excitation, "resnet: squeeze-excitation in each block");
+  o.model.inputs = "attacks";
   app.add_option("--inputs", o.model.inputs,
                  "planes (the predecessor's 7) | attacks (+3 planes: attacked squares, pins, check lines)")
       ->capture_default_str();
