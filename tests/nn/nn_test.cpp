@@ -314,7 +314,8 @@ TEST(Train, TwoProcessesTakeTheStepsOfOneWithTheCombinedBatch) {
 
   const std::string train = test::bin_dir() + "/train";
   const std::string options = fmt::format(
-      "--data {} --out {}/two --model mlp --hidden 48 --batch-size 16 --max-steps 15 --epochs 100 --eval-every 8 "
+      "--data {} --out {}/two --model mlp --hidden 48 --inputs planes --batch-size 16 --max-steps 15 --epochs 100 "
+      "--eval-every 8 "
       "--checkpoint-every 5 --val-fraction 0.2 --threads 1 --quiet",
       tiny_dataset(), dir);
   const std::string env =
