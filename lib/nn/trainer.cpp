@@ -175,8 +175,8 @@ TrainResult run_train(const TrainOptions& o) {
   configure_for_speed(device);
   torch::manual_seed(o.seed);
   Collectives ranks(o.ranks, device);
-  const bool main = ranks.is_main();
-  const bool verbose = main && !o.quiet;
+  const bool rank0 = ranks.is_main();  // the one process that writes and prints
+  const bool verbose = rank0 && !o.quiet;
   const int global_batch = o.batch_size * ranks.world_size();
 
   // The training rows: in memory, or streamed from the files (datasets larger than memory).
@@ -248,7 +248,7 @@ TrainResult run_train(const TrainOptions& o) {
   TrainState state;
   std::ofstream csv;
   if (o.resume) state = load_checkpoint(checkpoint_path, model, *net, *optimizer, device);
-  if (main) {
+  if (rank0) {
     fs::create_directories(run);
     if (!o.resume) {
       fs::remove(model_path);
@@ -288,7 +288,7 @@ TrainResult run_train(const TrainOptions& o) {
     const double now = state.elapsed_seconds + seconds();
     const double rate = double(state.samples - window_start_samples) / std::max(1e-9, now - window_start_time);
     const double train_loss = loss_count ? loss_sum / double(loss_count) : 0.0;
-    if (main) {
+    if (rank0) {
       csv << fmt::format("{},{:.4f},{},{:.6g},{:.6g},{:.5f},{:.5f},{:.5f},{:.1f},{:.6g},{:.1f}\n", step,
                          double(state.samples) / double(train_positions), state.samples, train_loss, v.loss,
                          v.precision(), v.recall(), v.f1(), rate,
@@ -314,7 +314,7 @@ TrainResult run_train(const TrainOptions& o) {
   // Every rank holds the same model at a checkpoint; rank 0 writes it.
   auto checkpoint = [&] {
     average_buffers(ranks, *net);
-    if (main) save_checkpoint(checkpoint_path, model, *net, *optimizer, state);
+    if (rank0) save_checkpoint(checkpoint_path, model, *net, *optimizer, state);
   };
 
   while (state.step < total_steps) {
@@ -371,7 +371,7 @@ TrainResult run_train(const TrainOptions& o) {
   state.elapsed_seconds += seconds();
   checkpoint();
   result.steps = state.step;
-  if (!main) {
+  if (!rank0) {
     ranks.barrier();
     return result;
   }
