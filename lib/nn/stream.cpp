@@ -38,9 +38,7 @@ StreamBatches::StreamBatches(const StreamOptions& o) : options_(o) {
     const auto& reader = readers_[b.file];
     if (copies > 1) {
       CompactPositions rows;
-      read_rows(
-          reader, b.start, b.count, game_offsets_[b.file], o.max_ply,
-          [&](int64_t game) { return !is_validation_game(game, o.val_fraction, o.seed); }, rows);
+      read_block(b, rows);
       rows_ += rows.size();
       for (uint8_t c : rows.in_check) rows_per_epoch_ += c ? uint64_t(copies) : 1;
       continue;
@@ -48,9 +46,7 @@ StreamBatches::StreamBatches(const StreamOptions& o) : options_(o) {
     const auto games = reader.read_row_column(data::GAME, b.start, b.count);
     const auto plies = reader.read_row_column(data::PLY, b.start, b.count);
     for (uint64_t i = 0; i < b.count; ++i)
-      if ((o.max_ply < 0 || plies[i] <= o.max_ply) &&
-          !is_validation_game(game_offsets_[b.file] + games[i], o.val_fraction, o.seed))
-        ++rows_;
+      if ((o.max_ply < 0 || plies[i] <= o.max_ply) && trains_on(game_offsets_[b.file] + games[i])) ++rows_;
     rows_per_epoch_ = rows_;
   }
   steps_per_epoch_ = int64_t(rows_per_epoch_ / uint64_t(o.batch_size));  // checked by set_steps_per_epoch and batch()
@@ -82,12 +78,19 @@ void StreamBatches::start_epoch(int64_t epoch) {
   buffer_.reserve(size_t(std::min<uint64_t>(options_.shuffle_buffer, rows_per_epoch_)));
 }
 
-void StreamBatches::read_next_block() {
-  const Block& b = blocks_[block_order_[blocks_read_++]];
-  pending_ = CompactPositions();
+bool StreamBatches::trains_on(int64_t game) const {
+  return !is_validation_game(game, options_.val_fraction, options_.seed);
+}
+
+void StreamBatches::read_block(const Block& b, CompactPositions& out) const {
   read_rows(
       readers_[b.file], b.start, b.count, game_offsets_[b.file], options_.max_ply,
-      [&](int64_t game) { return !is_validation_game(game, options_.val_fraction, options_.seed); }, pending_);
+      [this](int64_t game) { return trains_on(game); }, out);
+}
+
+void StreamBatches::read_next_block() {
+  pending_ = CompactPositions();
+  read_block(blocks_[block_order_[blocks_read_++]], pending_);
   pending_row_ = 0;
   pending_copy_ = 0;
 }
@@ -166,10 +169,8 @@ CompactPositions streamed_validation_rows(const std::vector<std::string>& paths,
           [&](int64_t game) { return is_validation_game(game, fraction, seed); }, rows);
     game_offset += int64_t(reader.num_games());
   }
-  if (rows.size() <= max_rows) return rows;
-  CompactPositions first;
-  for (size_t r = 0; r < max_rows; ++r) first.append_row(rows, r);
-  return first;
+  rows.keep_first(max_rows);
+  return rows;
 }
 
 }  // namespace legalnet::nn

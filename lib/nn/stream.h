@@ -61,6 +61,10 @@ class StreamBatches : public BatchSource {
   };
   void start_epoch(int64_t epoch);
   bool next_row();  // the next row of the epoch's stream into emitted_; false when exhausted
+  // Whether a game's rows train (not held out for validation).
+  bool trains_on(int64_t game) const;
+  // The training rows of a block (ply <= max_ply, games that train).
+  void read_block(const Block& b, CompactPositions& out) const;
   void read_next_block();
 
   StreamOptions options_;

@@ -225,11 +225,7 @@ TrainResult run_train(const TrainOptions& o) {
     source = std::make_unique<MemoryBatches>(train_rows, o.batch_size, o.seed, o.check_weight,
                                              BatchSlice{ranks.rank(), ranks.world_size()}, model.input_planes());
   }
-  if (val_rows.size() > o.val_max) {
-    CompactPositions first;
-    for (size_t r = 0; r < o.val_max; ++r) first.append_row(val_rows, r);
-    val_rows = std::move(first);
-  }
+  val_rows.keep_first(o.val_max);
   // Each rank validates its share of the rows; the sums are added up over the ranks.
   CompactPositions val_share;
   for (size_t r = val_rows.size() * size_t(ranks.rank()) / size_t(ranks.world_size());

@@ -101,12 +101,19 @@ CompactPositions load_positions(const std::vector<std::string>& paths, const Loa
     }
     game_offset += int64_t(reader.num_games());
   }
-  if (options.max_rows && out.size() > options.max_rows) {
-    CompactPositions first;
-    for (size_t r = 0; r < options.max_rows; ++r) first.append_row(out, r);
-    out = std::move(first);
-  }
+  if (options.max_rows) out.keep_first(options.max_rows);
   return out;
+}
+
+void CompactPositions::keep_first(size_t n) {
+  if (n >= size()) return;
+  squares.resize(n * 64);
+  side.resize(n);
+  legal.resize(legal_begin[n]);
+  legal_begin.resize(n + 1);
+  game.resize(n);
+  ply.resize(n);
+  in_check.resize(n);
 }
 
 bool is_validation_game(int64_t game, double fraction, uint64_t seed) {

@@ -30,6 +30,8 @@ struct CompactPositions {
   void expand_mask(size_t r, float* out) const;
   // Appends row r of `other`.
   void append_row(const CompactPositions& other, size_t r);
+  // Drops every row after the first n (none when there are n or fewer).
+  void keep_first(size_t n);
 };
 
 // One compact row expanded: `input_planes` planes into out[input_planes * 64] (the 7 of

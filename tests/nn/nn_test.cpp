@@ -59,6 +59,33 @@ const std::string& tiny_dataset() {
   return path;
 }
 
+// The first `max_rows` rows of the tiny dataset, and all of them as one batch.
+CompactPositions first_rows(uint64_t max_rows) {
+  LoadOptions load;
+  load.quiet = true;
+  load.max_rows = max_rows;
+  return load_positions({tiny_dataset()}, load);
+}
+
+Batch batch_of_all(const CompactPositions& rows, int input_planes = encode::PLANES) {
+  std::vector<uint32_t> all(rows.size());
+  std::iota(all.begin(), all.end(), 0u);
+  return make_batch(rows, all.data(), all.size(), false, input_planes);
+}
+
+// Options to evaluate `model` on the tiny dataset's first `positions` rows, writing dir/report.json.
+EvaluateOptions tiny_evaluation(const std::string& model, const std::string& dir, uint64_t positions) {
+  EvaluateOptions o;
+  o.model = model;
+  o.data = {tiny_dataset()};
+  o.max_positions = positions;
+  o.device = "cpu";
+  o.threads = 1;
+  o.quiet = true;
+  o.report = dir + "/report.json";
+  return o;
+}
+
 TEST(Models, ShapesAndFixedOffIndices) {
   torch::manual_seed(0);
   ModelConfig attacks = config("conv", 16, 1, 8);
@@ -96,13 +123,7 @@ TEST(Models, TheConfigRoundTripsAndOldFilesMeanThePredecessorsPlanes) {
 
 TEST(Models, ATinyNetOverfitsASmallBatch) {
   torch::manual_seed(1);
-  LoadOptions load;
-  load.quiet = true;
-  load.max_rows = 64;
-  const CompactPositions rows = load_positions({tiny_dataset()}, load);
-  std::vector<uint32_t> all(rows.size());
-  for (size_t i = 0; i < all.size(); ++i) all[i] = uint32_t(i);
-  const Batch b = make_batch(rows, all.data(), all.size(), false);
+  const Batch b = batch_of_all(first_rows(64));
   auto net = make_model(config("resnet", 0, 2, 16));
   torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(3e-3));
   double first = 0, last = 0;
@@ -153,9 +174,7 @@ std::vector<std::string> row_keys(const Batch& b) {
 
 // Every row of the dataset (rows in check `check_weight` times), as row_keys.
 std::multiset<std::string> all_row_keys(int check_weight) {
-  LoadOptions load;
-  load.quiet = true;
-  const CompactPositions rows = load_positions({tiny_dataset()}, load);
+  const CompactPositions rows = first_rows(/*max_rows=*/0);  // 0: all
   std::multiset<std::string> keys;
   for (uint32_t r = 0; r < rows.size(); ++r)
     for (int c = 0; c < (rows.in_check[r] ? check_weight : 1); ++c)
@@ -395,15 +414,7 @@ TEST(ModelFile, PythonLoadsTheWeightsIntoAnEquivalentModule) {
     // Random planes for the 7-plane models; real positions for "attacks", whose extra planes
     // Python derives again from the first 7.
     torch::Tensor planes = torch::randn({4, c.input_planes(), 8, 8});
-    if (c.inputs == "attacks") {
-      LoadOptions load;
-      load.quiet = true;
-      load.max_rows = 400;
-      const CompactPositions rows = load_positions({tiny_dataset()}, load);
-      std::vector<uint32_t> all(rows.size());
-      std::iota(all.begin(), all.end(), 0u);
-      planes = make_batch(rows, all.data(), all.size(), false, c.input_planes()).planes;
-    }
+    if (c.inputs == "attacks") planes = batch_of_all(first_rows(400), c.input_planes()).planes;
     auto net = make_model(c);
     net->eval();
     // Non-trivial batch-norm statistics, so that loading them is checked too.
@@ -451,15 +462,8 @@ TEST(Evaluate, MetricsOfAConstantModelMatchHandComputedValues) {
   }
   save_model(dir + "/constant.pt", c, *net, "{}");
 
-  EvaluateOptions o;
-  o.model = dir + "/constant.pt";
-  o.data = {tiny_dataset()};
-  o.max_positions = 200;
+  EvaluateOptions o = tiny_evaluation(dir + "/constant.pt", dir, 200);
   o.games = 3;
-  o.device = "cpu";
-  o.threads = 1;
-  o.quiet = true;
-  o.report = dir + "/report.json";
   testing::internal::CaptureStdout();
   run_evaluate(o);
   const std::string table = testing::internal::GetCapturedStdout();
@@ -513,31 +517,18 @@ TEST(Evaluate, AttackInputsFromPositionsMatchThoseOfTrainingRows) {
   torch::manual_seed(4);
   auto net = make_model(c);
   save_model(dir + "/attacks.pt", c, *net, "{}");
-  EvaluateOptions o;
-  o.model = dir + "/attacks.pt";
-  o.data = {tiny_dataset()};
-  o.max_positions = 300;
-  o.device = "cpu";
-  o.threads = 1;
-  o.quiet = true;
-  o.report = dir + "/report.json";
+  const EvaluateOptions o = tiny_evaluation(dir + "/attacks.pt", dir, 300);
   testing::internal::CaptureStdout();
   run_evaluate(o);
   testing::internal::GetCapturedStdout();
   const double from_positions = nlohmann::json::parse(test::read_file(o.report))["dataset"]["bce"].get<double>();
 
-  LoadOptions load;
-  load.quiet = true;
-  load.max_rows = 300;
+  const CompactPositions rows = first_rows(300);
   const LoadedModel loaded = load_model(o.model, torch::kCPU);
-  const Evaluation from_rows =
-      evaluate_loss(*loaded.net, load_positions({tiny_dataset()}, load), 64, torch::kCPU, c.input_planes());
+  const Evaluation from_rows = evaluate_loss(*loaded.net, rows, 64, torch::kCPU, c.input_planes());
   EXPECT_NEAR(from_positions, from_rows.loss, 1e-7 * from_rows.loss);
   // The attack planes are there and not empty.
-  const CompactPositions rows = load_positions({tiny_dataset()}, load);
-  std::vector<uint32_t> all(rows.size());
-  std::iota(all.begin(), all.end(), 0u);
-  const Batch b = make_batch(rows, all.data(), all.size(), false, c.input_planes());
+  const Batch b = batch_of_all(rows, c.input_planes());
   ASSERT_EQ(b.planes.size(1), 10);
   EXPECT_GT(b.planes.narrow(1, encode::PLANES, 3).sum().item<double>(), double(rows.size()));
 }
