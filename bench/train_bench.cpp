@@ -1,9 +1,15 @@
-// Training throughput of the C++ loop with each data path: the background loader over rows in
-// memory, the background loader streaming from the file (--data-mode stream), and the same
-// steps on batches already in memory (no data loading), which bounds the loaders' overhead.
-// The three run in turn, ROUNDS times (each round starting with another), and the median of
-// each is reported, so that a slow spell of a shared machine does not land on one of them only.
-// Usage: legalnet_train_bench DATASET.h5 KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS] [ROUNDS]
+// Training throughput of the C++ loop, in one run on one machine:
+//   - this machine's matmul peak (2048x2048, fp32 and bf16), the ceiling of any training loop;
+//   - the same steps on batches already in memory (no data loading) in fp32, in bf16 autocast,
+//     and in bf16 with channels-last weights and inputs;
+//   - the background loader over rows in memory and streamed from the file, in the
+//     precision train's --precision auto would pick, against the same steps on ready batches:
+//     the loaders' overhead.
+// Each line gives samples/s, the model's FLOPs per position and the achieved GFLOP/s (a
+// training step is counted as 3 forward passes) and its share of the matching peak. The
+// variants run in turn, ROUNDS times (each round starting with another), and the median of
+// each is reported, so that a slow spell of a shared machine does not land on one of them.
+// Usage: legalnet_train_bench DATASET.h5 KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS] [ROUNDS] [INPUTS]
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -12,15 +18,44 @@
 #include "nn/batches.h"
 #include "nn/device.h"
 #include "nn/models.h"
+#include "nn/precision.h"
 #include "nn/stream.h"
 #include "nn/trainer.h"
 
+using namespace legalnet;
 using namespace legalnet::nn;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// GFLOP/s of a square matmul in `dtype`, the best of a few tries.
+double matmul_peak(torch::ScalarType dtype) {
+  const int64_t n = 2048;
+  const auto a = torch::randn({n, n}).to(dtype), b = torch::randn({n, n}).to(dtype);
+  double best = 0;
+  for (int i = 0; i < 4; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto c = torch::mm(a, b);
+    best = std::max(best, 2.0 * n * n * n / seconds_since(t0) / 1e9);
+  }
+  return best;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   ensure_passive_openmp(argv);
   if (argc < 6) {
-    fmt::print(stderr, "usage: {} DATASET KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS] [ROUNDS]\n", argv[0]);
+    fmt::print(stderr,
+               "usage: {} DATASET KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS] [ROUNDS] [INPUTS]\n", argv[0]);
     return 2;
   }
   ModelConfig c;
@@ -28,6 +63,7 @@ int main(int argc, char** argv) {
   c.hidden = std::atoi(argv[3]);
   c.blocks = std::atoi(argv[4]);
   c.channels = std::atoi(argv[5]);
+  c.inputs = encode::parse_input_kind(argc > 10 ? argv[10] : "state");
   c = c.resolved();
   const int steps = argc > 6 ? std::atoi(argv[6]) : 60;
   const int batch = argc > 7 ? std::atoi(argv[7]) : 256;
@@ -38,72 +74,98 @@ int main(int argc, char** argv) {
   load.max_rows = uint64_t(batch) * 64;
   const CompactPositions data = load_positions({argv[1]}, load);
   const torch::Device device = torch::kCPU;
+  const Precision chosen = resolve_precision("auto", device);
   StreamOptions stream_options;
   stream_options.paths = {argv[1]};
   stream_options.batch_size = batch;
   stream_options.shuffle_buffer = 1 << 16;
+  stream_options.inputs = c.inputs;
 
-  enum Path { MEMORY, STREAM, READY };
-  auto run = [&](Path path) {
+  struct Variant {
+    const char* name;
+    Precision precision;
+    bool channels_last;
+    enum { READY, MEMORY, STREAM } data;
+  };
+  const std::vector<Variant> variants = {
+      {"fp32, ready batches", Precision::FP32, false, Variant::READY},
+      {"bf16, ready batches", Precision::BF16, false, Variant::READY},
+      {"bf16 channels-last, ready", Precision::BF16, true, Variant::READY},
+      {"auto, memory loader", chosen, false, Variant::MEMORY},
+      {"auto, stream loader", chosen, false, Variant::STREAM},
+  };
+  std::vector<uint32_t> order = epoch_order(data, 0, 0);
+  std::vector<Batch> ready;
+  for (int i = 0; i < 8; ++i)
+    ready.push_back(make_batch(data, order.data() + size_t(i) * size_t(batch), size_t(batch), false, c.inputs));
+
+  auto run = [&](const Variant& v) {
     torch::manual_seed(0);
     auto net = make_model(c);
+    if (v.channels_last) net->use_channels_last();
     torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-3));
-    std::vector<Batch> ready;
     std::unique_ptr<BatchLoader> loader;
-    if (path == READY) {
-      std::vector<uint32_t> order = epoch_order(data, 0, 0);
-      for (int i = 0; i < 8; ++i)
-        ready.push_back(make_batch(data, order.data() + size_t(i) * size_t(batch), size_t(batch), false));
-    } else if (path == MEMORY) {
-      loader = std::make_unique<BatchLoader>(std::make_unique<MemoryBatches>(data, batch, 0), 0, device);
-    } else {
+    if (v.data == Variant::MEMORY)
+      loader = std::make_unique<BatchLoader>(
+          std::make_unique<MemoryBatches>(data, batch, 0, 1, BatchSlice{}, c.inputs), 0, device);
+    if (v.data == Variant::STREAM)
       loader = std::make_unique<BatchLoader>(std::make_unique<StreamBatches>(stream_options), 0, device);
-    }
     auto step = [&](int i) {
-      Batch b = path == READY ? ready[size_t(i) % ready.size()] : loader->next();
-      auto loss = torch::binary_cross_entropy_with_logits(net->forward(b.planes), b.targets);
+      Batch b = loader ? loader->next() : ready[size_t(i) % ready.size()];
+      auto loss = torch::binary_cross_entropy_with_logits(forward_logits(*net, b.planes, v.precision), b.targets);
       adam.zero_grad();
       loss.backward();
       adam.step();
     };
-    // Warm-up; the stream fills its shuffle buffer before its first batch.
+    // Warm-up (oneDNN builds its kernels; the stream fills its shuffle buffer).
     for (int i = 0; i < 5; ++i) step(i);
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < steps; ++i) step(i);
-    return double(steps) * batch / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return double(steps) * batch / seconds_since(t0);
   };
-  std::vector<double> rates[3];
-  // Each round starts with another path, so that no path always runs first or last.
+
+  const double peak_fp32 = matmul_peak(torch::kFloat32), peak_bf16 = matmul_peak(torch::kBFloat16);
+  std::vector<std::vector<double>> rates(variants.size());
   for (int r = 0; r < rounds; ++r)
-    for (int k = 0; k < 3; ++k) {
-      const Path p = Path((r + k) % 3);
-      rates[p].push_back(run(p));
+    for (size_t k = 0; k < variants.size(); ++k) {
+      const size_t v = (size_t(r) + k) % variants.size();
+      rates[v].push_back(run(variants[v]));
     }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  const double memory = median(rates[MEMORY]), stream = median(rates[STREAM]), ready = median(rates[READY]);
+
   // The loaders' work itself, timed alone on this thread: what a batch would cost the loop if
-  // the background thread did not overlap it with training (an upper bound that the noise of a
-  // shared machine does not blur).
+  // the background thread did not overlap it with training (an upper bound that the noise of
+  // a shared machine does not blur).
   auto seconds_per_batch = [&](BatchSource& source) {
     source.batch(0, false);  // the stream fills its buffer here
     const int n = 200;
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 1; i <= n; ++i) source.batch(i, false);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
+    return seconds_since(t0) / n;
   };
-  MemoryBatches memory_source(data, batch, 0);
+  MemoryBatches memory_source(data, batch, 0, 1, BatchSlice{}, c.inputs);
   StreamBatches stream_source(stream_options);
-  const double step_seconds = batch / ready;
+
+  const double flops = c.forward_flops();
+  fmt::print("{} (inputs {}), batch {}, {:.2f} MFLOP a position forward; matmul peak {:.0f} GFLOP/s fp32, {:.0f} bf16 "
+             "(median of {} rounds of {} steps)\n",
+             c.describe(), c.inputs_name(), batch, flops / 1e6, peak_fp32, peak_bf16, rounds, steps);
+  std::vector<double> medians;
+  for (size_t v = 0; v < variants.size(); ++v) {
+    medians.push_back(median(rates[v]));
+    const double achieved = 3 * flops * medians.back() / 1e9;
+    const double peak = variants[v].precision == Precision::BF16 ? peak_bf16 : peak_fp32;
+    fmt::print("  {:<28} {:>7.0f} samples/s  {:>6.1f} GFLOP/s = {:>5.1f}% of the {} matmul peak\n", variants[v].name,
+               medians.back(), achieved, 100 * achieved / peak, precision_name(variants[v].precision));
+  }
+  const double chosen_ready = medians[chosen == Precision::BF16 ? 1 : 0];
+  const double step_seconds = batch / chosen_ready;
   const double memory_work = seconds_per_batch(memory_source), stream_work = seconds_per_batch(stream_source);
-  fmt::print(
-      "{:<24} {:>7.0f} samples/s loader (memory), {:>7.0f} streamed, {:>7.0f} on ready batches; overhead "
-      "{:+.1f}% / {:+.1f}% (median of {} rounds of {} steps); loader work {:.2f} / {:.2f} ms a batch = {:.1f}% / "
-      "{:.1f}% of a {:.1f} ms step\n",
-      c.describe(), memory, stream, ready, 100 * (1 - memory / ready), 100 * (1 - stream / ready), rounds, steps,
-      1e3 * memory_work, 1e3 * stream_work, 100 * memory_work / step_seconds, 100 * stream_work / step_seconds,
-      1e3 * step_seconds);
+  fmt::print("  bf16 / fp32 (ready batches): {:.2f}x; channels-last: {:.2f}x of bf16\n", medians[1] / medians[0],
+             medians[2] / medians[1]);
+  fmt::print("  loaders ({}): overhead {:+.1f}% memory, {:+.1f}% stream; their work {:.2f} / {:.2f} ms a batch = "
+             "{:.1f}% / {:.1f}% of a {:.1f} ms step\n",
+             precision_name(chosen), 100 * (1 - medians[3] / chosen_ready), 100 * (1 - medians[4] / chosen_ready),
+             1e3 * memory_work, 1e3 * stream_work, 100 * memory_work / step_seconds, 100 * stream_work / step_seconds,
+             1e3 * step_seconds);
   return 0;
 }

@@ -33,6 +33,11 @@ int main(int argc, char** argv) {
   app.add_option("--top-k", o.top_k, "Moves listed (and drawn) for --fen")->capture_default_str();
   app.add_option("--picture", o.picture, "Draw --fen with arrows and heat maps (.svg, or .png via rsvg-convert)");
   app.add_option("--device", o.device, "auto | cpu | cuda | cuda:N")->capture_default_str();
+  app.add_option("--precision", o.precision,
+                 "auto (bf16 on a CPU with AVX-512 BF16 or AMX, and on CUDA; else fp32) | fp32 | bf16: inference "
+                 "arithmetic; a model evaluates in either, whatever it was trained in")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
+      ->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->capture_default_str();
   app.add_option("--batch-size", o.batch_size, "Inference batch (also games played at once)")->capture_default_str();
   app.add_flag("--quiet,-q", o.quiet, "No progress line");

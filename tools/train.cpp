@@ -10,7 +10,7 @@ int main(int argc, char** argv) {
   using namespace legalnet;
   nn::ensure_passive_openmp(argv);
   CLI::App app{
-      "train: trains a policy net (mlp, conv or resnet) to predict the legal moves of a position with binary\n"
+      "train: trains a policy net (mlp, conv, resnet or attention) to predict the legal moves of a position with binary\n"
       "cross-entropy, on CPU or CUDA. Data: --data-mode memory loads the datasets compactly (about 160\n"
       "bytes a position) and shuffles whole epochs; stream reads blocks of 8192 rows as training goes\n"
       "through a shuffle buffer (for datasets larger than memory); auto (default) streams only when the\n"
@@ -27,14 +27,21 @@ int main(int argc, char** argv) {
   app.add_option("--val-fraction", o.val_fraction, "Share of games held out without --val")->capture_default_str();
   app.add_option("--val-max", o.val_max, "Positions used per validation pass")->capture_default_str();
   app.add_option("--out", o.out, "Run folder (runs/NAME)")->required();
-  app.add_option("--model", o.model.kind, "mlp | conv | resnet")->capture_default_str();
-  app.add_option("--hidden", o.model.hidden, "mlp: hidden width (4096); conv: FC width (1024)");
-  app.add_option("--blocks", o.model.blocks, "conv/resnet: blocks (8 / 6)");
-  app.add_option("--channels", o.model.channels, "conv/resnet: filters (128 / 32)");
+  app.add_option("--model", o.model.kind, nn::MODEL_KINDS)
+      ->check(CLI::IsMember({"mlp", "conv", "resnet", "attention"}))
+      ->capture_default_str();
+  app.add_option("--hidden", o.model.hidden,
+                 "mlp: hidden width (4096); conv: FC width (1024); attention: feed-forward width (2 x channels)");
+  app.add_option("--blocks", o.model.blocks, "conv/resnet: blocks (8 / 6); attention: layers (6)");
+  app.add_option("--channels", o.model.channels, "conv/resnet: filters (128 / 32); attention: token width (64)");
+  app.add_option("--heads", o.model.heads, "attention: heads per layer (4)");
   app.add_flag("--se", o.model.squeeze_excitation, "resnet: squeeze-excitation in each block");
-  o.model.inputs = "attacks";
-  app.add_option("--inputs", o.model.inputs,
-                 "planes (the predecessor's 7) | attacks (+3 planes: attacked squares, pins, check lines)")
+  std::string inputs = "state";
+  app.add_option("--inputs", inputs,
+                 "state (the whole position from the mover's side: pieces, castling rights, en passant; nothing "
+                 "derived) | planes (the predecessor's 7: no castling, no en passant) | attacks (planes + 3 planes "
+                 "from the move generator: attacked squares, pins, check lines; engine-assisted) | state+attacks")
+      ->check(CLI::IsMember({"state", "planes", "attacks", "state+attacks"}))
       ->capture_default_str();
   app.add_flag("!--full-head", o.model.geometric_head,
                "mlp/conv: a 4096-wide last layer, as the predecessor (default: the 1792 possible moves)");
@@ -57,6 +64,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of initialisation, shuffling and the validation split")->capture_default_str();
   app.add_option("--device", o.device, "auto | cpu | cuda | cuda:N")->capture_default_str();
+  app.add_option("--precision", o.precision,
+                 "auto (bf16 on a CPU with AVX-512 BF16 or AMX, and on CUDA; else fp32) | fp32 | bf16: the arithmetic "
+                 "of the forward pass (autocast); weights, optimizer and loss stay fp32")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
+      ->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->capture_default_str();
   app.add_option("--eval-every", o.eval_every, "Steps between validation rows in metrics.csv")->capture_default_str();
   app.add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints")->capture_default_str();
@@ -73,6 +85,7 @@ int main(int argc, char** argv) {
   }
   o.command_line = command_line(argc, argv);
   return report_errors("train", [&] {
+    o.model.inputs = encode::parse_input_kind(inputs);
     o.ranks = nn::process_group_from_environment();
     nn::run_train(o);
     return 0;

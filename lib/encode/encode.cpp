@@ -30,6 +30,22 @@ bool index_is_geometric(int index) {
   return df == 0 || dr == 0 || df == dr || (df == 1 && dr == 2) || (df == 2 && dr == 1);
 }
 
+namespace {
+constexpr int DIRECTIONS[8][2] = {{0, 1}, {1, 1}, {1, 0}, {1, -1}, {0, -1}, {-1, -1}, {-1, 0}, {-1, 1}};
+constexpr int KNIGHT_JUMPS[8][2] = {{1, 2}, {2, 1}, {2, -1}, {1, -2}, {-1, -2}, {-2, -1}, {-2, 1}, {-1, 2}};
+}  // namespace
+
+int move_type_of(int index) {
+  const int from = index / 64, to = index % 64;
+  const int df = to % 8 - from % 8, dr = to / 8 - from / 8;
+  for (int d = 0; d < 8; ++d)
+    for (int k = 1; k <= 7; ++k)
+      if (DIRECTIONS[d][0] * k == df && DIRECTIONS[d][1] * k == dr) return d * 7 + (k - 1);
+  for (int j = 0; j < 8; ++j)
+    if (KNIGHT_JUMPS[j][0] == df && KNIGHT_JUMPS[j][1] == dr) return 56 + j;
+  return -1;
+}
+
 chess::Position decode_position(const int8_t* planes, uint8_t castling, int en_passant, int halfmove_clock,
                                 int fullmove_number) {
   // Rebuild a FEN and let the FEN parser validate it, so a bad row gets a precise error.

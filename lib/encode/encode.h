@@ -30,6 +30,12 @@ void encode_legal_mask(const chess::MoveList& legal, uint8_t* out);
 // Whether an index can ever be a legal move: a queen line or a knight jump from `from` to
 // `to` (1792 of the 4096 indices). The others are fixed off by the models.
 bool index_is_geometric(int index);
+constexpr int GEOMETRIC_INDICES = 1792;
+
+// The move type of a geometric index, 0..63: direction d (N, NE, E, SE, S, SW, W, NW) and
+// distance k (1..7) give d * 7 + k - 1, the 8 knight jumps 56..63; -1 for the others. A
+// policy head shaped like the board predicts, for each from-square, one logit per type.
+int move_type_of(int index);
 
 // The planes of a position plus the state they do not show: castling rights (KQkq bits as
 // in chess::CastlingRights), the en-passant square (-1 for none) and the counters. Throws

@@ -8,21 +8,19 @@ namespace legalnet::nn {
 
 constexpr size_t QUEUE_DEPTH = 4;
 
-Batch allocate_batch(size_t n, int input_planes, bool pin) {
+Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin) {
   auto options = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
-  return {torch::empty({int64_t(n), input_planes, 8, 8}, options),
+  return {torch::empty({int64_t(n), encode::input_spec(inputs).planes, 8, 8}, options),
           torch::empty({int64_t(n), encode::MOVE_INDICES}, options)};
 }
 
-void fill_batch_row(Batch& batch, size_t i, const CompactPositions& data, size_t r) {
-  const int input_planes = int(batch.planes.size(1));
-  data.expand_planes(r, input_planes, batch.planes.data_ptr<float>() + i * size_t(input_planes) * encode::PLANE_SIZE);
-  data.expand_mask(r, batch.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
-}
-
-Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, int input_planes) {
-  Batch b = allocate_batch(n, input_planes, pin);
-  for (size_t i = 0; i < n; ++i) fill_batch_row(b, i, data, rows[i]);
+Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, encode::InputKind inputs) {
+  Batch b = allocate_batch(n, inputs, pin);
+  const size_t row_floats = size_t(encode::input_spec(inputs).planes) * encode::PLANE_SIZE;
+  for (size_t i = 0; i < n; ++i) {
+    data.expand_inputs(rows[i], inputs, b.planes.data_ptr<float>() + i * row_floats);
+    data.expand_targets(rows[i], inputs, b.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
+  }
   return b;
 }
 
@@ -45,13 +43,13 @@ int64_t epoch_steps(const CompactPositions& data, int batch_size, int check_weig
 }
 
 MemoryBatches::MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, int check_weight,
-                             BatchSlice slice, int input_planes)
+                             BatchSlice slice, encode::InputKind inputs)
     : data_(data),
       batch_size_(batch_size),
       seed_(seed),
       check_weight_(std::max(1, check_weight)),
       slice_(slice),
-      input_planes_(input_planes) {
+      inputs_(inputs) {
   steps_per_epoch_ = epoch_steps(data, batch_size * slice.world_size, check_weight_);
   if (steps_per_epoch_ == 0)
     throw Error("the training set has " + std::to_string(data.size()) + " positions, fewer than one batch of " +
@@ -65,7 +63,7 @@ Batch MemoryBatches::batch(int64_t step, bool pin) {
   }
   const size_t global_batch = size_t(batch_size_) * size_t(slice_.world_size);
   const size_t first = size_t(step % steps_per_epoch_) * global_batch + size_t(slice_.rank) * size_t(batch_size_);
-  return make_batch(data_, order_.data() + first, size_t(batch_size_), pin, input_planes_);
+  return make_batch(data_, order_.data() + first, size_t(batch_size_), pin, inputs_);
 }
 
 BatchLoader::BatchLoader(std::unique_ptr<BatchSource> source, int64_t first_step, const torch::Device& device)

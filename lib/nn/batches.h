@@ -17,18 +17,15 @@
 namespace legalnet::nn {
 
 struct Batch {
-  torch::Tensor planes;   // float [B,7,8,8]
-  torch::Tensor targets;  // float [B,4096]
+  torch::Tensor planes;   // float [B,C,8,8]: the inputs of encode::write_inputs
+  torch::Tensor targets;  // float [B,4096]: the legal moves in the inputs' frame (encode::write_targets)
 };
 
-// An empty batch of n rows with `input_planes` planes (ModelConfig::input_planes) on the
-// CPU (pinned when `pin`), and row i of it from `data`'s row r.
-Batch allocate_batch(size_t n, int input_planes, bool pin);
-void fill_batch_row(Batch& batch, size_t i, const CompactPositions& data, size_t r);
+// An empty batch of n rows of `inputs` on the CPU (pinned when `pin`).
+Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin);
 
 // Expands rows [rows, rows + n) of `data` into a batch on the CPU (pinned when `pin`).
-Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin,
-                 int input_planes = encode::PLANES);
+Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, encode::InputKind inputs);
 
 // The row order of one epoch: every row once, rows in check `check_weight` times, shuffled
 // (Fisher-Yates) by GameRng(seed, epoch).
@@ -58,8 +55,8 @@ class BatchSource {
 // would take with batch_size x world_size.
 class MemoryBatches : public BatchSource {
  public:
-  MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, int check_weight = 1,
-                BatchSlice slice = {}, int input_planes = encode::PLANES);
+  MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, int check_weight, BatchSlice slice,
+                encode::InputKind inputs);
   int64_t steps_per_epoch() const override { return steps_per_epoch_; }
   Batch batch(int64_t step, bool pin) override;
 
@@ -69,7 +66,7 @@ class MemoryBatches : public BatchSource {
   const uint64_t seed_;
   const int check_weight_;
   const BatchSlice slice_;
-  const int input_planes_;
+  const encode::InputKind inputs_;
   int64_t steps_per_epoch_;
   int64_t epoch_ = -1;
   std::vector<uint32_t> order_;

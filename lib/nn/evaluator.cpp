@@ -8,13 +8,14 @@
 
 #include "chess/notation.h"
 #include "data/dataset_reader.h"
-#include "encode/attack_planes.h"
 #include "encode/encode.h"
+#include "encode/inputs.h"
 #include "eval/anatomy.h"
 #include "eval/games.h"
 #include "eval/picture.h"
 #include "nn/device.h"
 #include "nn/model_file.h"
+#include "nn/precision.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
@@ -25,31 +26,74 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// Probabilities (sigmoid of the logits) for a batch of positions, on the model's device.
+// Probabilities (sigmoid of the logits) for a batch of positions, in board order (from*64+to
+// of the board, whatever the frame of the model's inputs).
 std::vector<float> predict(const LoadedModel& model, const std::vector<const chess::Position*>& positions,
-                           const torch::Device& device) {
+                           const torch::Device& device, Precision precision) {
   torch::NoGradGuard no_grad;
-  const int input_planes = model.config.input_planes();
-  auto planes = torch::empty({int64_t(positions.size()), input_planes, 8, 8}, torch::kInt8);
+  const encode::InputKind kind = model.config.inputs;
+  const size_t row_floats = size_t(model.config.input_planes()) * encode::PLANE_SIZE;
+  auto inputs = torch::empty({int64_t(positions.size()), model.config.input_planes(), 8, 8}, torch::kFloat32);
+  std::vector<int8_t> sides(positions.size());
   for (size_t i = 0; i < positions.size(); ++i) {
-    int8_t* row = planes.data_ptr<int8_t>() + i * size_t(input_planes) * encode::PLANE_SIZE;
-    encode::encode_planes(*positions[i], row);
-    if (input_planes == encode::PLANES) continue;
-    int8_t squares[64];
-    encode::square_codes(row, squares);
-    encode::encode_attack_planes(squares, row[0], row + encode::POSITION_SIZE);
+    const encode::BoardState state = encode::BoardState::of(*positions[i]);
+    encode::write_inputs(kind, state, inputs.data_ptr<float>() + i * row_floats);
+    sides[i] = state.side;
   }
-  auto probs = torch::sigmoid(model.net->forward(planes.to(device).to(torch::kFloat32))).to(torch::kCPU).contiguous();
-  return std::vector<float>(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
+  const auto probs = torch::sigmoid(forward_logits(*model.net, inputs.to(device), precision)).to(torch::kCPU).contiguous();
+  std::vector<float> out(probs.numel());
+  for (size_t i = 0; i < positions.size(); ++i)
+    encode::to_board_order(kind, sides[i], probs.data_ptr<float>() + i * encode::MOVE_INDICES,
+                           out.data() + i * encode::MOVE_INDICES);
+  return out;
+}
+
+// Whether a position has a legal castling or en-passant move: the rare kinds, counted over the
+// whole dataset (a few hundred in a test set, too few in its first rows to mean anything).
+bool has_rare_move(const chess::MoveList& legal) {
+  for (chess::Move m : legal)
+    if (m.kind() == chess::MoveKind::CASTLING || m.kind() == chess::MoveKind::EN_PASSANT) return true;
+  return false;
 }
 
 struct DatasetResult {
   eval::Anatomy anatomy;
   double bce = 0;
   double inference_seconds = 0;
+  // Positions of the whole dataset with a legal castling or en-passant move.
+  eval::Anatomy rare;
+  uint64_t scanned = 0;
 };
 
-DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& o, const torch::Device& device) {
+// The rare kinds over every row: positions with a castling or en-passant move, in batches.
+void add_rare_moves(const LoadedModel& model, const EvaluateOptions& o, const torch::Device& device,
+                    Precision precision, DatasetResult& r) {
+  std::vector<chess::Position> pending;
+  auto flush = [&] {
+    std::vector<const chess::Position*> pointers;
+    for (const auto& p : pending) pointers.push_back(&p);
+    const std::vector<float> probs = predict(model, pointers, device, precision);
+    for (size_t i = 0; i < pending.size(); ++i)
+      r.rare.add(pending[i], chess::MoveList(pending[i]), &probs[i * encode::MOVE_INDICES], o.threshold);
+    pending.clear();
+  };
+  constexpr uint64_t SLICE = 16384;
+  for (const auto& path : o.data) {
+    const data::DatasetReader reader(path);
+    for (uint64_t start = 0; start < reader.num_positions(); start += SLICE) {
+      for (auto& pos : reader.read_board_positions(start, std::min(SLICE, reader.num_positions() - start))) {
+        ++r.scanned;
+        if (!has_rare_move(chess::MoveList(pos))) continue;
+        pending.push_back(std::move(pos));
+        if (pending.size() == size_t(o.batch_size)) flush();
+      }
+    }
+  }
+  if (!pending.empty()) flush();
+}
+
+DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& o, const torch::Device& device,
+                               Precision precision) {
   DatasetResult r;
   double bce_sum = 0;
   uint64_t total = 0;
@@ -66,7 +110,7 @@ DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& 
       std::vector<const chess::Position*> pointers;
       for (const auto& p : positions) pointers.push_back(&p);
       const auto t0 = std::chrono::steady_clock::now();
-      const std::vector<float> probs = predict(model, pointers, device);
+      const std::vector<float> probs = predict(model, pointers, device, precision);
       r.inference_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       for (uint64_t i = 0; i < count; ++i) {
         const chess::MoveList legal(positions[i]);
@@ -86,6 +130,7 @@ DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& 
   }
   progress.finish();
   r.bce = r.anatomy.positions ? bce_sum / (double(r.anatomy.positions) * encode::MOVE_INDICES) : 0.0;
+  add_rare_moves(model, o, device, precision, r);
   return r;
 }
 
@@ -131,6 +176,10 @@ ordered_json dataset_json(const DatasetResult& d) {
         {"share_of_all_illegal_mass", all_illegal > 0 ? a.illegal_mass[size_t(k)] / all_illegal : 0.0}};
   }
   j["illegal_mass_by_position"] = mass;
+  j["rare_moves_whole_set"] = {{"positions_scanned", d.scanned},
+                               {"positions_with_castling_or_en_passant", d.rare.positions},
+                               {"castling", counts_json(d.rare.by_kind[eval::CASTLING])},
+                               {"en_passant", counts_json(d.rare.by_kind[eval::EN_PASSANT])}};
   return j;
 }
 
@@ -155,6 +204,10 @@ ordered_json games_json(const eval::GamesSummary& g, const eval::GameOptions& o)
 void print_table(const ordered_json& report) {
   fmt::print("model    {}  ({} parameters)\n", report["model"]["description"].get<std::string>(),
              report["model"]["parameters"].get<int64_t>());
+  fmt::print("inputs   {}{}: {}\n", report["model"]["inputs"].get<std::string>(),
+             report["model"]["inputs_from_move_generator"].get<bool>() ? " (ENGINE-ASSISTED: planes from the move generator)"
+                                                                       : " (the position only, nothing derived)",
+             report["model"]["inputs_description"].get<std::string>());
   if (report.contains("dataset")) {
     const auto& d = report["dataset"];
     fmt::print("\nOn {} held-out positions (threshold {}):\n", d["positions"].get<uint64_t>(),
@@ -170,6 +223,12 @@ void print_table(const ordered_json& report) {
     for (const auto& [name, c] : d["by_move_kind"].items())
       fmt::print("  {:<16} {:>8.2f}% {:>9.2f}% {:>10}\n", name, 100 * c["recall"].get<double>(),
                  100 * c["precision"].get<double>(), c["legal_moves"].get<uint64_t>());
+    const auto& rare = d["rare_moves_whole_set"];
+    fmt::print("\n  over the whole set ({} positions, {} with castling or en passant):\n",
+               rare["positions_scanned"].get<uint64_t>(), rare["positions_with_castling_or_en_passant"].get<uint64_t>());
+    for (const char* name : {"castling", "en_passant"})
+      fmt::print("  {:<16} {:>8.2f}% {:>9.2f}% {:>10}\n", name, 100 * rare[name]["recall"].get<double>(),
+                 100 * rare[name]["precision"].get<double>(), rare[name]["legal_moves"].get<uint64_t>());
     fmt::print("\n  false positives by reason\n");
     for (const auto& [name, c] : d["false_positives"].items())
       fmt::print("  {:<34} {:>8} {:>6.1f}%\n", name, c["count"].get<uint64_t>(), 100 * c["share"].get<double>());
@@ -210,10 +269,12 @@ std::string run_evaluate(const EvaluateOptions& o) {
   if (o.opponent != "random" && o.opponent != "self") throw Error("--opponent must be random or self");
   if (!o.picture.empty() && o.fen.empty()) throw Error("--picture needs --fen");
   const torch::Device device = pick_device(o.device);
+  const Precision precision = resolve_precision(o.precision, device);
   configure_threads(o.threads);
   configure_for_speed(device);
   LoadedModel model = load_model(o.model, device);
   model.net->eval();
+  choose_memory_format(*model.net, precision);
 
   ordered_json report;
   report["tool"] = "evaluate";
@@ -222,13 +283,17 @@ std::string run_evaluate(const EvaluateOptions& o) {
   report["model"] = {{"path", o.model},
                      {"description", model.config.describe()},
                      {"config", ordered_json::parse(model.config.to_json())},
+                     {"inputs", model.config.inputs_name()},
+                     {"inputs_from_move_generator", encode::input_spec(model.config.inputs).from_move_generator},
+                     {"inputs_description", encode::input_spec(model.config.inputs).description},
                      {"parameters", count_parameters(*model.net)},
                      {"training", ordered_json::parse(model.training_json)}};
   report["options"] = {{"data", o.data},   {"max_positions", o.max_positions}, {"threshold", o.threshold},
                        {"games", o.games}, {"opponent", o.opponent},           {"greedy", o.greedy},
-                       {"seed", o.seed},   {"max_plies", o.max_plies},         {"device", device.str()}};
+                       {"seed", o.seed},   {"max_plies", o.max_plies},         {"device", device.str()},
+                       {"precision", precision_name(precision)}};
 
-  if (!o.data.empty()) report["dataset"] = dataset_json(evaluate_dataset(model, o, device));
+  if (!o.data.empty()) report["dataset"] = dataset_json(evaluate_dataset(model, o, device, precision));
   if (o.games > 0) {
     eval::GameOptions g;
     g.games = o.games;
@@ -239,13 +304,13 @@ std::string run_evaluate(const EvaluateOptions& o) {
     g.max_plies = o.max_plies;
     g.concurrent = std::max(1, std::min(o.batch_size, o.games));
     const auto summary = eval::play_games([&](const std::vector<const chess::Position*>& positions,
-                                              std::vector<float>& probs) { probs = predict(model, positions, device); },
+                                              std::vector<float>& probs) { probs = predict(model, positions, device, precision); },
                                           g);
     report["games"] = games_json(summary, g);
   }
   if (!o.fen.empty()) {
     const chess::Position pos(o.fen == "startpos" ? chess::START_FEN : std::string_view(o.fen));
-    const std::vector<float> probs = predict(model, {&pos}, device);
+    const std::vector<float> probs = predict(model, {&pos}, device, precision);
     bool legal[encode::MOVE_INDICES] = {};
     for (chess::Move m : chess::MoveList(pos)) legal[encode::move_index(m)] = true;
     std::vector<int> order(encode::MOVE_INDICES);

@@ -23,6 +23,7 @@ struct EvaluateOptions {
   int top_k = 10;
   std::string picture;  // .svg or .png of --fen
   std::string device = "auto";
+  std::string precision = "auto";  // auto | fp32 | bf16 (nn/precision.h)
   int threads = 0;
   int batch_size = 1024;
   bool quiet = false;

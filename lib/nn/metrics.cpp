@@ -7,7 +7,7 @@
 namespace legalnet::nn {
 
 Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch_size, const torch::Device& device,
-                         int input_planes) {
+                         encode::InputKind inputs, Precision precision) {
   torch::NoGradGuard no_grad;
   net.eval();
   Evaluation e;
@@ -16,9 +16,9 @@ Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch
   double loss_sum = 0;
   for (size_t first = 0; first < rows.size(); first += size_t(batch_size)) {
     const size_t n = std::min(size_t(batch_size), rows.size() - first);
-    Batch b = make_batch(data, rows.data() + first, n, false, input_planes);
+    Batch b = make_batch(data, rows.data() + first, n, false, inputs);
     const auto targets = b.targets.to(device);
-    const auto logits = net.forward(b.planes.to(device));
+    const auto logits = forward_logits(net, b.planes.to(device), precision);
     loss_sum += torch::binary_cross_entropy_with_logits(logits, targets, {}, {}, at::Reduction::Sum).item<double>();
     const auto predicted = logits > 0, legal = targets > 0.5;
     e.true_positives += uint64_t((predicted & legal).sum().item<int64_t>());

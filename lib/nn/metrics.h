@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "nn/models.h"
+#include "nn/precision.h"
 #include "nn/training_data.h"
 
 namespace legalnet::nn {
@@ -20,9 +21,9 @@ struct Evaluation {
   static double ratio(uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 0.0; }
 };
 
-// Evaluates in eval mode without gradients, thresholding the sigmoid at 0.5 (logit 0);
-// `input_planes` as the net's ModelConfig::input_planes.
+// Evaluates in eval mode without gradients, thresholding the sigmoid at 0.5 (logit 0), on
+// inputs of the net's kind (ModelConfig::inputs) computed in `precision`.
 Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch_size, const torch::Device& device,
-                         int input_planes);
+                         encode::InputKind inputs, Precision precision);
 
 }  // namespace legalnet::nn

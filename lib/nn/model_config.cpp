@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "encode/attack_planes.h"
 #include "encode/encode.h"
 #include "util/error.h"
 
@@ -19,15 +18,22 @@ ModelConfig ModelConfig::resolved() const {
   } else if (c.kind == "resnet") {
     if (c.blocks == 0) c.blocks = 6;
     if (c.channels == 0) c.channels = 32;
+  } else if (c.kind == "attention") {
+    if (c.blocks == 0) c.blocks = 6;
+    if (c.channels == 0) c.channels = 64;
+    if (c.heads == 0) c.heads = 4;
+    if (c.hidden == 0) c.hidden = 2 * c.channels;
   } else {
-    throw Error("unknown model '" + c.kind + "' (expected mlp, conv or resnet)");
+    throw Error("unknown model '" + c.kind + "' (expected " + MODEL_KINDS + ")");
   }
-  if (c.hidden < 0 || c.blocks < 0 || c.channels < 0 || c.hidden > 65536 || c.blocks > 256 || c.channels > 4096)
+  if (c.hidden < 0 || c.blocks < 0 || c.channels < 0 || c.heads < 0 || c.hidden > 65536 || c.blocks > 256 ||
+      c.channels > 4096 || c.heads > 64)
     throw Error("model sizes out of range: " + c.describe());
-  if (c.inputs != "planes" && c.inputs != "attacks")
-    throw Error("unknown inputs '" + c.inputs + "' (expected planes or attacks)");
   if (c.kind != "mlp" && (c.blocks < 1 || c.channels < 1))
     throw Error("a " + c.kind + " needs blocks and channels >= 1");
+  if (c.kind == "attention" && c.channels % c.heads != 0)
+    throw Error("attention: --channels " + std::to_string(c.channels) + " must be a multiple of --heads " +
+                std::to_string(c.heads));
   return c;
 }
 
@@ -37,9 +43,10 @@ std::string ModelConfig::to_json() const {
   j["hidden"] = hidden;
   j["blocks"] = blocks;
   j["channels"] = channels;
+  j["heads"] = heads;
   j["squeeze_excitation"] = squeeze_excitation;
   j["geometric_head"] = geometric_head;
-  j["inputs"] = inputs;
+  j["inputs"] = inputs_name();
   return j.dump();
 }
 
@@ -51,23 +58,38 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.hidden = j.at("hidden").get<int>();
     c.blocks = j.at("blocks").get<int>();
     c.channels = j.at("channels").get<int>();
+    c.heads = j.value("heads", 0);  // absent in files written before the attention model
     c.squeeze_excitation = j.at("squeeze_excitation").get<bool>();
     c.geometric_head = j.at("geometric_head").get<bool>();
-    c.inputs = j.value("inputs", "planes");  // absent in files written before attack planes
+    c.inputs = encode::parse_input_kind(j.value("inputs", "planes"));  // absent before the attack planes
     return c.resolved();
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("bad model description: ") + e.what());
   }
 }
 
-int ModelConfig::input_planes() const { return encode::PLANES + (inputs == "attacks" ? encode::ATTACK_PLANES : 0); }
+double ModelConfig::forward_flops() const {
+  const ModelConfig c = resolved();
+  const double in = input_planes(), squares = 64, moves = c.geometric_head ? encode::GEOMETRIC_INDICES : 4096;
+  const double d = c.channels, hidden = c.hidden;
+  auto conv3x3 = [&](double from, double to) { return 2 * squares * from * to * 9; };
+  if (c.kind == "mlp") return 2 * (in * squares * hidden + hidden * moves);
+  if (c.kind == "conv") return conv3x3(in, d) + (c.blocks - 1) * conv3x3(d, d) + 2 * (d * squares * hidden + hidden * moves);
+  if (c.kind == "attention") {
+    const double per_layer = 2 * squares * (3 * d * d + d * d + 2 * d * hidden) + 2 * 2 * squares * squares * d;
+    return 2 * squares * in * d + c.blocks * per_layer + 2 * squares * 2 * d * d + 2 * squares * squares * d;
+  }
+  return conv3x3(in, d) + 2.0 * c.blocks * conv3x3(d, d) + 2 * squares * d * 64;
+}
 
 std::string ModelConfig::describe() const {
-  const std::string with = inputs == "attacks" ? " +attacks" : "";
+  const std::string with = inputs == encode::InputKind::PLANES ? "" : std::string(" +") + inputs_name();
+  const std::string size = std::to_string(blocks) + "x" + std::to_string(channels);
   if (kind == "mlp") return "mlp " + std::to_string(hidden) + with;
-  if (kind == "conv")
-    return "conv " + std::to_string(blocks) + "x" + std::to_string(channels) + " fc " + std::to_string(hidden) + with;
-  return "resnet " + std::to_string(blocks) + "x" + std::to_string(channels) + (squeeze_excitation ? " se" : "") + with;
+  if (kind == "conv") return "conv " + size + " fc " + std::to_string(hidden) + with;
+  if (kind == "attention")
+    return "attention " + size + " h" + std::to_string(heads) + " ff" + std::to_string(hidden) + with;
+  return "resnet " + size + (squeeze_excitation ? " se" : "") + with;
 }
 
 }  // namespace legalnet::nn

@@ -4,28 +4,39 @@
 
 #include <string>
 
+#include "encode/inputs.h"
+
 namespace legalnet::nn {
 
+constexpr const char* MODEL_KINDS = "mlp | conv | resnet | attention";
+
 struct ModelConfig {
-  std::string kind = "resnet";      // mlp | conv | resnet
-  int hidden = 0;                   // mlp: hidden width (default 4096); conv: FC width (default 1024)
-  int blocks = 0;                   // conv / resnet: number of blocks
-  int channels = 0;                 // conv / resnet: filters per block
+  std::string kind = "resnet";      // mlp | conv | resnet | attention
+  int hidden = 0;                   // mlp: hidden width (default 4096); conv: FC width (default 1024);
+                                    // attention: feed-forward width (default 2 x channels)
+  int blocks = 0;                   // conv / resnet: number of blocks; attention: encoder layers
+  int channels = 0;                 // conv / resnet: filters per block; attention: width of a square's token
+  int heads = 0;                    // attention: heads per layer (default 4)
   bool squeeze_excitation = false;  // resnet: SE in every block
   // mlp / conv: a final layer of the 1792 possibly-legal outputs only, the other 2304 fixed off
   // (resnet always does this through its move-type head).
   bool geometric_head = true;
-  // The input: "planes", the predecessor's 7 (encode.h), or "attacks", those and 3 planes of
-  // attacked squares, pins and check lines (encode/attack_planes.h).
-  std::string inputs = "planes";
-  int input_planes() const;
+  // What the network sees (encode/inputs.h). Model files written before the input kinds
+  // existed hold none: they mean the predecessor's planes.
+  encode::InputKind inputs = encode::InputKind::PLANES;
+  int input_planes() const { return encode::input_spec(inputs).planes; }
+  const char* inputs_name() const { return encode::input_spec(inputs).name; }
 
   // Fills unset sizes with the kind's defaults; throws legalnet::Error for an unknown kind or
   // impossible sizes.
   ModelConfig resolved() const;
   std::string to_json() const;
   static ModelConfig from_json(const std::string& json);
-  // "resnet 6x32", "mlp 4096", "conv 8x128 fc 1024".
+  // Floating-point operations of one forward pass for one position (a multiply-add counts 2;
+  // matmuls and convolutions only). A training step costs about 3 times this.
+  double forward_flops() const;
+  // "resnet 6x32", "mlp 4096", "conv 8x128 fc 1024", "attention 6x64 h4 ff128", then the
+  // inputs when they are not the predecessor's planes: "resnet 6x32 +state".
   std::string describe() const;
 };
 

@@ -1,5 +1,7 @@
 #include "nn/models.h"
 
+#include <cmath>
+
 #include "encode/encode.h"
 #include "util/error.h"
 
@@ -8,9 +10,6 @@ namespace {
 
 // Sigmoid(-20) = 2e-9: the fixed-off indices cost nothing in the loss and are never picked.
 constexpr float FIXED_OFF_LOGIT = -20.0f;
-
-constexpr int DIRECTIONS[8][2] = {{0, 1}, {1, 1}, {1, 0}, {1, -1}, {0, -1}, {-1, -1}, {-1, 0}, {-1, 1}};
-constexpr int KNIGHT_JUMPS[8][2] = {{1, 2}, {2, 1}, {2, -1}, {1, -2}, {-1, -2}, {-2, -1}, {-2, 1}, {-1, 2}};
 
 // Indices of the geometric moves in order, so compact output j is move index geometric()[j].
 const std::vector<int>& geometric_indices() {
@@ -35,15 +34,11 @@ int64_t final_width(const ModelConfig& c) {
 
 }  // namespace
 
-int move_type_of(int index) {
-  const int from = index / 64, to = index % 64;
-  const int df = to % 8 - from % 8, dr = to / 8 - from / 8;
-  for (int d = 0; d < 8; ++d)
-    for (int k = 1; k <= 7; ++k)
-      if (DIRECTIONS[d][0] * k == df && DIRECTIONS[d][1] * k == dr) return d * 7 + (k - 1);
-  for (int j = 0; j < 8; ++j)
-    if (KNIGHT_JUMPS[j][0] == df && KNIGHT_JUMPS[j][1] == dr) return 56 + j;
-  return -1;
+void PolicyNet::use_channels_last() {
+  torch::NoGradGuard no_grad;
+  for (auto& p : parameters())
+    if (p.dim() == 4) p.set_data(p.data().contiguous(torch::MemoryFormat::ChannelsLast));
+  channels_last_ = true;
 }
 
 IndexHeadImpl::IndexHeadImpl(const std::vector<int64_t>& src) {
@@ -63,7 +58,7 @@ MlpImpl::MlpImpl(const ModelConfig& c) {
 }
 
 torch::Tensor MlpImpl::forward(torch::Tensor planes) {
-  // planes [B,7,8,8] -> logits [B,4096]
+  // planes [B,C,8,8] -> logits [B,4096]
   auto x = out(torch::relu(hidden(planes.flatten(1))));
   return head ? head(x) : x;
 }
@@ -83,7 +78,7 @@ ConvNetImpl::ConvNetImpl(const ModelConfig& c) {
 }
 
 torch::Tensor ConvNetImpl::forward(torch::Tensor planes) {
-  // planes [B,7,8,8] -> tower [B,C,8,8] -> logits [B,4096]
+  // planes [B,C,8,8] -> tower [B,channels,8,8] -> logits [B,4096]
   auto x = out(torch::relu(hidden(tower->forward(planes).flatten(1))));
   return head ? head(x) : x;
 }
@@ -119,20 +114,64 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
   // policy output [B, type, rank, file] flattens to type * 64 + from.
   std::vector<int64_t> source(encode::MOVE_INDICES, 64 * 64);
   for (int i = 0; i < encode::MOVE_INDICES; ++i)
-    if (encode::index_is_geometric(i)) source[size_t(i)] = int64_t(move_type_of(i)) * 64 + i / 64;
+    if (encode::index_is_geometric(i)) source[size_t(i)] = int64_t(encode::move_type_of(i)) * 64 + i / 64;
   head = register_module("head", IndexHead(source));
 }
 
 torch::Tensor ResNetImpl::forward(torch::Tensor planes) {
-  // planes [B,7,8,8] -> tower [B,C,8,8] -> policy [B,64,8,8] -> logits [B,4096]
+  // planes [B,C,8,8] -> tower [B,channels,8,8] -> policy [B,64,8,8] -> logits [B,4096]
   auto x = tower->forward(torch::relu(stem_bn(stem(planes))));
   return head(policy(x).flatten(1));
+}
+
+EncoderLayerImpl::EncoderLayerImpl(int width, int heads_, int feed_forward) : heads(heads_) {
+  norm1 = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({width})));
+  qkv = register_module("qkv", torch::nn::Linear(width, 3 * width));
+  proj = register_module("proj", torch::nn::Linear(width, width));
+  norm2 = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({width})));
+  ff_in = register_module("ff_in", torch::nn::Linear(width, feed_forward));
+  ff_out = register_module("ff_out", torch::nn::Linear(feed_forward, width));
+}
+
+torch::Tensor EncoderLayerImpl::forward(torch::Tensor x) {
+  const int64_t batch = x.size(0), squares = x.size(1), width = x.size(2), head_width = width / heads;
+  // [B,64,3d] -> [3,B,heads,64,head_width]
+  const auto qkv_heads = qkv(norm1(x)).view({batch, squares, 3, heads, head_width}).permute({2, 0, 3, 1, 4});
+  const auto scores = torch::matmul(qkv_heads[0], qkv_heads[1].transpose(-2, -1)) / std::sqrt(double(head_width));
+  const auto mixed = torch::matmul(torch::softmax(scores, -1), qkv_heads[2]);  // [B,heads,64,head_width]
+  x = x + proj(mixed.transpose(1, 2).reshape({batch, squares, width}));
+  return x + ff_out(torch::gelu(ff_in(norm2(x))));
+}
+
+AttentionNetImpl::AttentionNetImpl(const ModelConfig& c) {
+  embed = register_module("embed", torch::nn::Linear(c.input_planes(), c.channels));
+  square_embedding = register_parameter("square_embedding", torch::randn({64, c.channels}) * 0.02);
+  layers = register_module("layers", torch::nn::ModuleList());
+  for (int b = 0; b < c.blocks; ++b) layers->push_back(EncoderLayer(c.channels, c.heads, c.hidden));
+  norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.channels})));
+  query = register_module("query", torch::nn::Linear(c.channels, c.channels));
+  key = register_module("key", torch::nn::Linear(c.channels, c.channels));
+  move_bias = register_parameter("move_bias", torch::zeros({encode::MOVE_INDICES}));
+  auto never = torch::ones({encode::MOVE_INDICES}, torch::kBool);
+  auto never_at = never.accessor<bool, 1>();
+  for (int i = 0; i < encode::MOVE_INDICES; ++i) never_at[i] = !encode::index_is_geometric(i);
+  impossible = register_buffer("impossible", never);
+}
+
+torch::Tensor AttentionNetImpl::forward(torch::Tensor planes) {
+  // planes [B,C,8,8] -> tokens [B,64,C] -> [B,64,d] -> (from, to) scores [B,64,64] -> logits [B,4096]
+  auto x = embed(planes.flatten(2).transpose(1, 2)) + square_embedding;
+  for (const auto& layer : *layers) x = layer->as<EncoderLayer>()->forward(x);
+  x = norm(x);
+  const auto scores = torch::matmul(query(x), key(x).transpose(1, 2)) / std::sqrt(double(x.size(2)));
+  return (scores.flatten(1) + move_bias).masked_fill(impossible, FIXED_OFF_LOGIT);
 }
 
 std::shared_ptr<PolicyNet> make_model(const ModelConfig& config) {
   const ModelConfig c = config.resolved();
   if (c.kind == "mlp") return Mlp(c).ptr();
   if (c.kind == "conv") return ConvNet(c).ptr();
+  if (c.kind == "attention") return AttentionNet(c).ptr();
   return ResNet(c).ptr();
 }
 

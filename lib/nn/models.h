@@ -1,4 +1,5 @@
-// The networks: libtorch modules mapping planes [B,7,8,8] to move logits [B,4096].
+// The networks: libtorch modules mapping input planes [B,C,8,8] (C from the input kind,
+// encode/inputs.h) to move logits [B,4096] in the input's frame.
 #pragma once
 
 #include <torch/torch.h>
@@ -7,10 +8,17 @@
 
 namespace legalnet::nn {
 
-// What every model is: planes in (float [B,7,8,8]), one logit per move index out.
+// What every model is: planes in (float [B,C,8,8]), one logit per move index out.
 class PolicyNet : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(torch::Tensor planes) = 0;
+  // Keeps 4-d weights (convolutions) in channels-last layout and asks forward_logits
+  // (precision.h) for inputs in that layout: oneDNN's bf16 convolutions run faster on it.
+  void use_channels_last();
+  bool channels_last() const { return channels_last_; }
+
+ private:
+  bool channels_last_ = false;
 };
 
 // Scatters a compact set of K logits into the 4096 move indices: index i takes
@@ -66,10 +74,34 @@ struct ResNetImpl : PolicyNet {
 };
 TORCH_MODULE(ResNet);
 
+// One pre-norm transformer encoder layer over the 64 square tokens [B,64,d]:
+// x + attention(LN(x)), then x + FFN(LN(x)) with a GELU.
+struct EncoderLayerImpl : torch::nn::Module {
+  EncoderLayerImpl(int width, int heads, int feed_forward);
+  torch::Tensor forward(torch::Tensor x);
+  int heads;
+  torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr};
+  torch::nn::Linear qkv{nullptr}, proj{nullptr}, ff_in{nullptr}, ff_out{nullptr};
+};
+TORCH_MODULE(EncoderLayer);
+
+// Attention over the 64 squares, as lc0's transformer nets: each square is a token (its input
+// planes' values, embedded, plus a learned embedding of the square), so one layer relates any
+// two squares however far apart, where a 3x3 convolution moves one square a layer; legality
+// is about lines (sliders, pins, checks). The policy head scores every (from, to) pair as the
+// scaled dot product of a query of `from` and a key of `to`, plus a learned bias per move
+// index; the 2304 indices that are never a move are fixed off.
+struct AttentionNetImpl : PolicyNet {
+  explicit AttentionNetImpl(const ModelConfig& c);
+  torch::Tensor forward(torch::Tensor planes) override;
+  torch::nn::Linear embed{nullptr}, query{nullptr}, key{nullptr};
+  torch::Tensor square_embedding, move_bias, impossible;
+  torch::nn::ModuleList layers{nullptr};
+  torch::nn::LayerNorm norm{nullptr};
+};
+TORCH_MODULE(AttentionNet);
+
 // Builds the network a (resolved) config describes.
 std::shared_ptr<PolicyNet> make_model(const ModelConfig& config);
-
-// Move type (0..63) of a geometric move index, or -1 (see ResNetImpl).
-int move_type_of(int index);
 
 }  // namespace legalnet::nn

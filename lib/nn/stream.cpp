@@ -101,8 +101,7 @@ bool StreamBatches::next_row() {
       // The next incoming row: rows in check come check_weight times in a row; the buffer
       // scatters the copies.
       const size_t r = pending_row_;
-      std::memcpy(incoming_.squares, &pending_.squares[r * 64], 64);
-      incoming_.side = pending_.side[r];
+      incoming_.state = pending_.state(r);
       incoming_.legal.assign(pending_.legal.begin() + long(pending_.legal_begin[r]),
                              pending_.legal.begin() + long(pending_.legal_begin[r + 1]));
       const int copies = pending_.in_check[r] ? std::max(1, options_.check_weight) : 1;
@@ -143,14 +142,14 @@ Batch StreamBatches::batch(int64_t step, bool pin) {
   } else if (step / steps_per_epoch_ != epoch_) {
     start_epoch(step / steps_per_epoch_);
   }
-  Batch b = allocate_batch(size_t(options_.batch_size), options_.input_planes, pin);
-  const size_t row_floats = size_t(options_.input_planes) * encode::PLANE_SIZE;
+  Batch b = allocate_batch(size_t(options_.batch_size), options_.inputs, pin);
+  const size_t row_floats = size_t(encode::input_spec(options_.inputs).planes) * encode::PLANE_SIZE;
   for (size_t i = 0; i < size_t(options_.batch_size); ++i) {
     if (!next_row()) throw Error("stream: the epoch ended early (a dataset changed during the run?)");
-    expand_compact_planes(emitted_.squares, emitted_.side, options_.input_planes,
-                          b.planes.data_ptr<float>() + i * row_floats);
-    expand_legal_mask(emitted_.legal.data(), emitted_.legal.data() + emitted_.legal.size(),
-                      b.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
+    encode::write_inputs(options_.inputs, emitted_.state, b.planes.data_ptr<float>() + i * row_floats);
+    encode::write_targets(options_.inputs, emitted_.state.side, emitted_.legal.data(),
+                          emitted_.legal.data() + emitted_.legal.size(),
+                          b.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
   }
   next_step_ = step + 1;
   return b;

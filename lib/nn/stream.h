@@ -29,7 +29,7 @@ struct StreamOptions {
   double val_fraction = 0;            // rows of games held out by is_validation_game are skipped
   uint64_t shuffle_buffer = 1 << 18;  // rows resident in the shuffle buffer
   uint64_t block_rows = 8192;         // rows per block, a multiple of the files' 256-row chunks
-  int input_planes = encode::PLANES;  // ModelConfig::input_planes
+  encode::InputKind inputs = encode::InputKind::PLANES;  // ModelConfig::inputs
   BatchSlice slice;
 };
 
@@ -51,8 +51,7 @@ class StreamBatches : public BatchSource {
 
  private:
   struct Row {
-    int8_t squares[64];
-    int8_t side;
+    encode::BoardState state;
     std::vector<uint16_t> legal;
   };
   struct Block {

@@ -16,6 +16,7 @@
 #include "nn/distributed.h"
 #include "nn/metrics.h"
 #include "nn/model_file.h"
+#include "nn/precision.h"
 #include "nn/stream.h"
 #include "util/error.h"
 #include "util/files.h"
@@ -44,8 +45,8 @@ void set_lr(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
-std::string options_json(const TrainOptions& o, const ModelConfig& model, int64_t total_steps, size_t train_rows,
-                         size_t val_rows) {
+std::string options_json(const TrainOptions& o, const ModelConfig& model, Precision precision, int64_t total_steps,
+                         size_t train_rows, size_t val_rows) {
   nlohmann::ordered_json j;
   j["tool"] = "train";
   j["version"] = std::string(VERSION) + " (" + GIT_DESCRIBE + ")";
@@ -54,6 +55,10 @@ std::string options_json(const TrainOptions& o, const ModelConfig& model, int64_
   j["val"] = o.val;
   j["model"] = nlohmann::json::parse(model.to_json());
   j["model_description"] = model.describe();
+  j["inputs"] = model.inputs_name();
+  j["inputs_from_move_generator"] = encode::input_spec(model.inputs).from_move_generator;
+  j["precision"] = precision_name(precision);
+  j["forward_flops_per_position"] = model.forward_flops();
   j["epochs"] = o.epochs;
   j["max_steps"] = o.max_steps;
   j["total_steps"] = total_steps;
@@ -161,6 +166,16 @@ TrainResult run_train(const TrainOptions& o) {
   if (o.check_weight < 1 || o.check_weight > 100) throw Error("--check-weight must be in 1..100");
   if (o.data_mode != "auto" && o.data_mode != "memory" && o.data_mode != "stream")
     throw Error("--data-mode " + o.data_mode + ": expected auto, memory or stream");
+  if (o.eval_every < 1) throw Error("--eval-every must be at least 1");
+  if (o.checkpoint_every < 1) throw Error("--checkpoint-every must be at least 1");
+  if (!(o.weight_decay >= 0 && std::isfinite(o.weight_decay))) throw Error("--weight-decay must be 0 or positive");
+  if (!(o.clip >= 0 && std::isfinite(o.clip))) throw Error("--clip must be 0 (off) or positive");
+  if (!(o.warmup >= 0 && o.warmup <= 1)) throw Error("--warmup must be in 0..1");
+  if (!(o.min_lr_ratio >= 0 && o.min_lr_ratio <= 1)) throw Error("--min-lr-ratio must be in 0..1");
+  if (!(o.val_fraction >= 0 && o.val_fraction < 1)) throw Error("--val-fraction must be in 0..1 (1 excluded)");
+  if (!(o.max_time >= 0)) throw Error("--max-time must be 0 (no limit) or positive");
+  if (o.optimizer != "adam" && o.optimizer != "adamw" && o.optimizer != "sgd")
+    throw Error("unknown optimizer '" + o.optimizer + "' (expected adam, adamw or sgd)");
   const fs::path run(o.out);
   const std::string model_path = (run / "model.pt").string(), checkpoint_path = (run / "checkpoint.pt").string(),
                     metrics_path = (run / "metrics.csv").string();
@@ -171,6 +186,7 @@ TrainResult run_train(const TrainOptions& o) {
   torch::Device device = pick_device(o.device);
   if (device.is_cuda() && o.ranks.world_size > 1 && (o.device == "auto" || o.device == "cuda"))
     device = torch::Device(torch::kCUDA, c10::DeviceIndex(o.ranks.local_rank % int(torch::cuda::device_count())));
+  const Precision precision = resolve_precision(o.precision, device);
   configure_threads(o.threads);
   configure_for_speed(device);
   torch::manual_seed(o.seed);
@@ -199,7 +215,7 @@ TrainResult run_train(const TrainOptions& o) {
     so.val_fraction = o.val.empty() ? o.val_fraction : 0.0;
     so.shuffle_buffer = o.shuffle_buffer;
     so.slice = {ranks.rank(), ranks.world_size()};
-    so.input_planes = model.input_planes();
+    so.inputs = model.inputs;
     auto stream = std::make_unique<StreamBatches>(so);
     // Ranks hold different blocks: all take the steps the rank with the fewest rows can.
     const auto rows_per_epoch = ranks.all_gather(int64_t(stream->rows_per_epoch()));
@@ -223,7 +239,7 @@ TrainResult run_train(const TrainOptions& o) {
     }
     train_positions = train_rows.size();
     source = std::make_unique<MemoryBatches>(train_rows, o.batch_size, o.seed, o.check_weight,
-                                             BatchSlice{ranks.rank(), ranks.world_size()}, model.input_planes());
+                                             BatchSlice{ranks.rank(), ranks.world_size()}, model.inputs);
   }
   val_rows.keep_first(o.val_max);
   // Each rank validates its share of the rows; the sums are added up over the ranks.
@@ -234,6 +250,7 @@ TrainResult run_train(const TrainOptions& o) {
 
   auto net = make_model(model);
   net->to(device);
+  choose_memory_format(*net, precision);
   broadcast_state(ranks, *net);
   auto optimizer = make_optimizer(o, *net);
   const int64_t steps_per_epoch = source->steps_per_epoch();
@@ -254,16 +271,18 @@ TrainResult run_train(const TrainOptions& o) {
       header.commit();
     }
     OutputFile json((run / "options.json").string());
-    json.write(options_json(o, model, total_steps, train_positions, val_rows.size()) + "\n");
+    json.write(options_json(o, model, precision, total_steps, train_positions, val_rows.size()) + "\n");
     json.commit();
     csv.open(metrics_path, std::ios::app);
     if (!csv) throw Error("cannot append to '" + metrics_path + "'");
   }
 
   if (verbose) {
-    fmt::print(stderr, "train: {} ({} parameters) on {}, {} training / {} validation positions, {} steps of {}\n",
-               model.describe(), count_parameters(*net), device.str(), train_positions, val_rows.size(), total_steps,
-               global_batch);
+    fmt::print(stderr, "train: {} ({} parameters, {:.1f} MFLOP a position) on {} in {}, {} training / {} validation "
+               "positions, {} steps of {}\n",
+               model.describe(), count_parameters(*net), model.forward_flops() / 1e6, device.str(),
+               precision_name(precision), train_positions, val_rows.size(), total_steps, global_batch);
+    fmt::print(stderr, "train: inputs {}: {}\n", model.inputs_name(), encode::input_spec(model.inputs).description);
     fmt::print(stderr, "train: {}\n", plan.description);
     if (ranks.world_size() > 1)
       fmt::print(stderr, "train: {} processes ({}), {} positions per process and step\n", ranks.world_size(),
@@ -280,7 +299,7 @@ TrainResult run_train(const TrainOptions& o) {
 
   auto evaluate_and_log = [&](int64_t step) {
     average_buffers(ranks, *net);
-    const Evaluation v = all_ranks_sum(ranks, evaluate_loss(*net, val_share, 1024, device, model.input_planes()));
+    const Evaluation v = all_ranks_sum(ranks, evaluate_loss(*net, val_share, 1024, device, model.inputs, precision));
     const double now = state.elapsed_seconds + seconds();
     const double rate = double(state.samples - window_start_samples) / std::max(1e-9, now - window_start_time);
     const double train_loss = loss_count ? loss_sum / double(loss_count) : 0.0;
@@ -294,8 +313,9 @@ TrainResult run_train(const TrainOptions& o) {
     }
     if (verbose) {
       progress.finish();
-      fmt::print(stderr, "step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s\n", step,
-                 train_loss, v.loss, v.precision(), v.recall(), v.f1(), human_count(rate));
+      fmt::print(stderr, "step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s ({:.1f} GFLOP/s)\n",
+                 step, train_loss, v.loss, v.precision(), v.recall(), v.f1(), human_count(rate),
+                 3 * model.forward_flops() * rate / 1e9);
     }
     loss_sum = 0;
     loss_count = 0;
@@ -332,7 +352,7 @@ TrainResult run_train(const TrainOptions& o) {
     set_lr(*optimizer, scheduled_lr(o, state.step, total_steps));
     torch::Tensor loss;
     try {
-      loss = torch::binary_cross_entropy_with_logits(net->forward(batch.planes), batch.targets);
+      loss = torch::binary_cross_entropy_with_logits(forward_logits(*net, batch.planes, precision), batch.targets);
       optimizer->zero_grad();
       loss.backward();
     } catch (const c10::Error& e) {
@@ -372,7 +392,7 @@ TrainResult run_train(const TrainOptions& o) {
     return result;
   }
   nlohmann::ordered_json training =
-      nlohmann::json::parse(options_json(o, model, total_steps, train_positions, val_rows.size()));
+      nlohmann::json::parse(options_json(o, model, precision, total_steps, train_positions, val_rows.size()));
   training["steps_done"] = state.step;
   training["samples_seen"] = state.samples;
   training["train_seconds"] = state.elapsed_seconds;

@@ -33,6 +33,7 @@ struct TrainOptions {
   uint64_t shuffle_buffer = 1 << 18;  // positions in the shuffle buffer of stream mode
   uint64_t seed = 0;
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
+  std::string precision = "auto";  // auto | fp32 | bf16 (nn/precision.h)
   int threads = 0;              // 0: all cores
   int64_t eval_every = 1000;    // steps between metric rows
   int64_t checkpoint_every = 2000;

@@ -1,5 +1,7 @@
 #include "nn/training_data.h"
 
+#include <fmt/core.h>
+
 #include <cstring>
 
 #include "data/dataset_format.h"
@@ -7,37 +9,33 @@
 #include "encode/attack_planes.h"
 #include "encode/encode.h"
 #include "games/rng.h"
+#include "util/error.h"
 #include "util/progress.h"
 
 namespace legalnet::nn {
 
-void expand_compact_planes(const int8_t* squares, int side, int input_planes, float* out) {
-  for (int i = 0; i < encode::PLANE_SIZE; ++i) out[i] = float(side);
-  std::memset(out + encode::PLANE_SIZE, 0, sizeof(float) * (encode::POSITION_SIZE - encode::PLANE_SIZE));
-  for (int i = 0; i < 64; ++i)
-    if (squares[i]) out[std::abs(squares[i]) * encode::PLANE_SIZE + i] = squares[i] > 0 ? 1.0f : -1.0f;
-  if (input_planes == encode::PLANES) return;
-  int8_t attacks[encode::ATTACK_PLANES * encode::PLANE_SIZE];
-  encode::encode_attack_planes(squares, side, attacks);
-  for (int i = 0; i < encode::ATTACK_PLANES * encode::PLANE_SIZE; ++i) out[encode::POSITION_SIZE + i] = attacks[i];
+encode::BoardState CompactPositions::state(size_t r) const {
+  encode::BoardState s;
+  std::memcpy(s.squares, &squares[r * 64], 64);
+  s.side = side[r];
+  s.castling = castling[r];
+  s.en_passant = en_passant[r];
+  return s;
 }
 
-void expand_legal_mask(const uint16_t* begin, const uint16_t* end, float* out) {
-  std::memset(out, 0, sizeof(float) * encode::MOVE_INDICES);
-  for (const uint16_t* i = begin; i < end; ++i) out[*i] = 1.0f;
+void CompactPositions::expand_inputs(size_t r, encode::InputKind kind, float* out) const {
+  encode::write_inputs(kind, state(r), out);
 }
 
-void CompactPositions::expand_planes(size_t r, int input_planes, float* out) const {
-  expand_compact_planes(&squares[r * 64], side[r], input_planes, out);
-}
-
-void CompactPositions::expand_mask(size_t r, float* out) const {
-  expand_legal_mask(legal.data() + legal_begin[r], legal.data() + legal_begin[r + 1], out);
+void CompactPositions::expand_targets(size_t r, encode::InputKind kind, float* out) const {
+  encode::write_targets(kind, side[r], legal.data() + legal_begin[r], legal.data() + legal_begin[r + 1], out);
 }
 
 void CompactPositions::append_row(const CompactPositions& o, size_t r) {
   squares.insert(squares.end(), o.squares.begin() + long(r * 64), o.squares.begin() + long(r * 64 + 64));
   side.push_back(o.side[r]);
+  castling.push_back(o.castling[r]);
+  en_passant.push_back(o.en_passant[r]);
   legal.insert(legal.end(), o.legal.begin() + long(o.legal_begin[r]), o.legal.begin() + long(o.legal_begin[r + 1]));
   legal_begin.push_back(legal.size());
   game.push_back(o.game[r]);
@@ -55,11 +53,24 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
   reader.read_legal_moves(start, count, masks.data());
   const auto games = reader.read_row_column(data::GAME, start, count);
   const auto plies = reader.read_row_column(data::PLY, start, count);
+  const auto castling = reader.read_row_column(data::CASTLING, start, count);
+  const auto en_passant = reader.read_row_column(data::EN_PASSANT, start, count);
   for (uint64_t i = 0; i < count; ++i) {
     if (max_ply >= 0 && plies[i] > max_ply) continue;
     if (keep_game && !keep_game(game_offset + games[i])) continue;
     const int8_t* p = &planes[i * encode::POSITION_SIZE];
+    const auto bad_row = [&](const std::string& what) {
+      return Error(fmt::format("{}: row {}: {}", reader.path(), start + i, what));
+    };
+    for (int k = 0; k < encode::POSITION_SIZE; ++k)
+      if (p[k] < -1 || p[k] > 1)
+        throw bad_row(fmt::format("positions[{}][{}][{}] is {}, not -1, 0 or +1", k / 64, k / 8 % 8, k % 8, p[k]));
+    if (castling[i] < 0 || castling[i] > 15) throw bad_row(fmt::format("castling is {}, not 0..15", castling[i]));
+    if (en_passant[i] < -1 || en_passant[i] > 63)
+      throw bad_row(fmt::format("en_passant is {}, not -1..63", en_passant[i]));
     out.side.push_back(p[0] > 0 ? 1 : -1);
+    out.castling.push_back(uint8_t(castling[i]));
+    out.en_passant.push_back(int8_t(en_passant[i]));
     out.squares.resize(out.squares.size() + 64);
     encode::square_codes(p, &out.squares[out.squares.size() - 64]);
     // Masks are almost all zeros: skip them eight bytes at a time.
@@ -109,6 +120,8 @@ void CompactPositions::keep_first(size_t n) {
   if (n >= size()) return;
   squares.resize(n * 64);
   side.resize(n);
+  castling.resize(n);
+  en_passant.resize(n);
   legal.resize(legal_begin[n]);
   legal_begin.resize(n + 1);
   game.resize(n);

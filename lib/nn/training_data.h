@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "encode/inputs.h"
+
 namespace legalnet::data {
 class DatasetReader;
 }
@@ -17,6 +19,8 @@ namespace legalnet::nn {
 struct CompactPositions {
   std::vector<int8_t> squares;              // 64 per row: +type for white, -type for black, 0 empty
   std::vector<int8_t> side;                 // +1 white to move, -1 black
+  std::vector<uint8_t> castling;            // castling rights bits (dataset column `castling`)
+  std::vector<int8_t> en_passant;           // legal en-passant target square, or -1
   std::vector<uint16_t> legal;              // legal move indices of all rows
   std::vector<uint64_t> legal_begin = {0};  // row r's moves are legal[legal_begin[r] .. legal_begin[r+1])
   std::vector<int64_t> game;                // game number, unique across the loaded files
@@ -24,21 +28,16 @@ struct CompactPositions {
   std::vector<uint8_t> in_check;  // the side to move is in check
 
   size_t size() const { return side.size(); }
-  // The planes of row r into out[input_planes * 64] as floats (expand_compact_planes).
-  void expand_planes(size_t r, int input_planes, float* out) const;
-  // The legal-move mask of row r into out[4096] as 0/1 floats.
-  void expand_mask(size_t r, float* out) const;
+  encode::BoardState state(size_t r) const;
+  // The network inputs of row r into out[input_spec(kind).planes * 64] (encode::write_inputs).
+  void expand_inputs(size_t r, encode::InputKind kind, float* out) const;
+  // The legal-move target of row r into out[4096], in the network's frame (encode::write_targets).
+  void expand_targets(size_t r, encode::InputKind kind, float* out) const;
   // Appends row r of `other`.
   void append_row(const CompactPositions& other, size_t r);
   // Drops every row after the first n (none when there are n or fewer).
   void keep_first(size_t n);
 };
-
-// One compact row expanded: `input_planes` planes into out[input_planes * 64] (the 7 of
-// encode::encode_planes, then with 10 the 3 of encode::encode_attack_planes), and the 0/1
-// mask of the legal indices [begin, end) into out[4096].
-void expand_compact_planes(const int8_t* squares, int side, int input_planes, float* out);
-void expand_legal_mask(const uint16_t* begin, const uint16_t* end, float* out);
 
 struct LoadOptions {
   int max_ply = -1;       // keep only rows with ply <= max_ply (-1: all)
@@ -48,6 +47,9 @@ struct LoadOptions {
 
 // Appends rows [start, start + count) of `reader` to `out`: those with ply <= max_ply (all
 // when max_ply < 0) whose game, numbered from `game_offset`, passes `keep_game` (if given).
+// Throws legalnet::Error naming the file and row for a value that would be used as an index
+// out of range (a plane value other than -1, 0, +1, castling bits above 15, an en-passant
+// square off the board), before it is used.
 void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset, int max_ply,
                const std::function<bool(int64_t game)>& keep_game, CompactPositions& out);
 

@@ -15,12 +15,14 @@
 #include "data/dataset_reader.h"
 #include "data/tensorize.h"
 #include "encode/encode.h"
+#include "encode/inputs.h"
 #include "games/gen_moves.h"
 #include "nn/batches.h"
 #include "nn/distributed.h"
 #include "nn/evaluator.h"
 #include "nn/metrics.h"
 #include "nn/model_file.h"
+#include "nn/precision.h"
 #include "nn/models.h"
 #include "nn/stream.h"
 #include "nn/trainer.h"
@@ -67,10 +69,10 @@ CompactPositions first_rows(uint64_t max_rows) {
   return load_positions({tiny_dataset()}, load);
 }
 
-Batch batch_of_all(const CompactPositions& rows, int input_planes = encode::PLANES) {
+Batch batch_of_all(const CompactPositions& rows, encode::InputKind inputs = encode::InputKind::PLANES) {
   std::vector<uint32_t> all(rows.size());
   std::iota(all.begin(), all.end(), 0u);
-  return make_batch(rows, all.data(), all.size(), false, input_planes);
+  return make_batch(rows, all.data(), all.size(), false, inputs);
 }
 
 // Options to evaluate `model` on the tiny dataset's first `positions` rows, writing dir/report.json.
@@ -89,8 +91,13 @@ EvaluateOptions tiny_evaluation(const std::string& model, const std::string& dir
 TEST(Models, ShapesAndFixedOffIndices) {
   torch::manual_seed(0);
   ModelConfig attacks = config("conv", 16, 1, 8);
-  attacks.inputs = "attacks";
-  for (const auto& c : {config("mlp", 32, 0, 0), config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attacks}) {
+  attacks.inputs = encode::InputKind::ATTACKS;
+  ModelConfig attention = config("attention", 0, 2, 16);
+  attention.inputs = encode::InputKind::STATE;
+  ModelConfig resnet_state = config("resnet", 0, 2, 8);
+  resnet_state.inputs = encode::InputKind::STATE_ATTACKS;
+  for (const auto& c : {config("mlp", 32, 0, 0), config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attacks, attention,
+                        resnet_state}) {
     const auto planes = torch::randn({3, c.input_planes(), 8, 8});
     auto net = make_model(c);
     const auto logits = net->forward(planes);
@@ -103,22 +110,39 @@ TEST(Models, ShapesAndFixedOffIndices) {
   full.geometric_head = false;
   EXPECT_EQ(make_model(full)->forward(torch::randn({3, 7, 8, 8})).size(1), 4096);
   int types = 0;
-  for (int i = 0; i < 4096; ++i) types += move_type_of(i) >= 0;
-  EXPECT_EQ(types, 1792);
+  for (int i = 0; i < 4096; ++i) types += encode::move_type_of(i) >= 0;
+  EXPECT_EQ(types, encode::GEOMETRIC_INDICES);
+  // The FLOP count of a resnet 6x32 on the 18 state planes, by hand: stem, 12 convolutions, 1x1 policy.
+  ModelConfig r6 = config("resnet", 0, 6, 32);
+  r6.inputs = encode::InputKind::STATE;
+  EXPECT_DOUBLE_EQ(r6.forward_flops(), 2.0 * 64 * 18 * 32 * 9 + 12 * 2.0 * 64 * 32 * 32 * 9 + 2.0 * 64 * 32 * 64);
 }
 
 TEST(Models, TheConfigRoundTripsAndOldFilesMeanThePredecessorsPlanes) {
   ModelConfig c = config("conv", 64, 2, 8);
-  c.inputs = "attacks";
+  c.inputs = encode::InputKind::ATTACKS;
   EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
   EXPECT_EQ(c.input_planes(), 10);
   EXPECT_EQ(c.describe(), "conv 2x8 fc 64 +attacks");
+  ModelConfig a = config("attention", 0, 3, 32);
+  a.inputs = encode::InputKind::STATE;
+  EXPECT_EQ(ModelConfig::from_json(a.to_json()).to_json(), a.resolved().to_json());
+  EXPECT_EQ(a.resolved().describe(), "attention 3x32 h4 ff64 +state");
+  EXPECT_EQ(a.input_planes(), 18);
+  a.heads = 5;
+  EXPECT_THROW(a.resolved(), Error);  // 32 is not a multiple of 5
   const ModelConfig old = ModelConfig::from_json(
       R"({"kind":"mlp","hidden":8,"blocks":0,"channels":0,"squeeze_excitation":false,"geometric_head":true})");
-  EXPECT_EQ(old.inputs, "planes");
+  EXPECT_EQ(old.inputs, encode::InputKind::PLANES);
   EXPECT_EQ(old.input_planes(), 7);
-  c.inputs = "pictures";
-  EXPECT_THROW(c.resolved(), Error);
+  try {
+    ModelConfig::from_json(
+        R"({"kind":"mlp","hidden":8,"blocks":0,"channels":0,"squeeze_excitation":false,"geometric_head":true,)"
+        R"("inputs":"pictures"})");
+    ADD_FAILURE() << "unknown inputs accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "unknown inputs 'pictures' (expected planes | attacks | state | state+attacks)");
+  }
 }
 
 TEST(Models, ATinyNetOverfitsASmallBatch) {
@@ -178,7 +202,7 @@ std::multiset<std::string> all_row_keys(int check_weight) {
   std::multiset<std::string> keys;
   for (uint32_t r = 0; r < rows.size(); ++r)
     for (int c = 0; c < (rows.in_check[r] ? check_weight : 1); ++c)
-      keys.insert(row_keys(make_batch(rows, &r, 1, false))[0]);
+      keys.insert(row_keys(make_batch(rows, &r, 1, false, encode::InputKind::PLANES))[0]);
   return keys;
 }
 
@@ -401,41 +425,64 @@ TEST(Train, ADivergingLossStopsWithAClearMessage) {
   }
 }
 
-TEST(ModelFile, PythonLoadsTheWeightsIntoAnEquivalentModule) {
+void write_floats(const std::string& path, const torch::Tensor& t) {
+  const auto c = t.contiguous();
+  std::ofstream(path, std::ios::binary).write(static_cast<const char*>(c.data_ptr()), std::streamsize(c.numel() * 4));
+}
+
+// The Python package (python/legalnet) against the C++ networks and encodings, for every
+// architecture and input kind: its Dataset items are the C++ training batches of the same rows,
+// its models give the C++ logits, encode_fen gives the C++ inputs of the same positions, and
+// the exported TorchScript reproduces the logits in a process without legalnet on its path.
+TEST(ModelFile, ThePythonPackageReproducesTheCppNetworksAndInputs) {
   const std::string dir = test::temp_dir("python");
   torch::manual_seed(3);
+  auto with = [](ModelConfig c, encode::InputKind inputs) {
+    c.inputs = inputs;
+    return c;
+  };
   ModelConfig se = config("resnet", 0, 2, 8);
   se.squeeze_excitation = true;
-  ModelConfig attacks = config("resnet", 0, 1, 8);
-  attacks.inputs = "attacks";
-  ModelConfig mlp_attacks = config("mlp", 16, 0, 0);
-  mlp_attacks.inputs = "attacks";
-  for (const auto& c : {config("mlp", 16, 0, 0), config("conv", 16, 2, 4), se, attacks, mlp_attacks}) {
-    // Random planes for the 7-plane models; real positions for "attacks", whose extra planes
-    // Python derives again from the first 7.
-    torch::Tensor planes = torch::randn({4, c.input_planes(), 8, 8});
-    if (c.inputs == "attacks") planes = batch_of_all(first_rows(400), c.input_planes()).planes;
+  ModelConfig full_head = config("mlp", 16, 0, 0);
+  full_head.geometric_head = false;
+  const CompactPositions rows = first_rows(300);
+  const std::vector<std::string> fens = test::sample_fens(/*seed=*/13, 200);
+  for (const auto& c : {config("mlp", 16, 0, 0), full_head, config("conv", 16, 2, 4), se,
+                        with(config("resnet", 0, 1, 8), encode::InputKind::ATTACKS),
+                        with(config("mlp", 16, 0, 0), encode::InputKind::STATE),
+                        with(config("resnet", 0, 2, 8), encode::InputKind::STATE),
+                        with(config("attention", 24, 2, 16), encode::InputKind::STATE),
+                        with(config("attention", 0, 1, 8), encode::InputKind::STATE_ATTACKS)}) {
     auto net = make_model(c);
     net->eval();
     // Non-trivial batch-norm statistics, so that loading them is checked too.
     for (auto& b : net->named_buffers())
       if (b.key().find("running") != std::string::npos) b.value().uniform_(0.5, 1.5);
-    const auto logits = net->forward(planes).contiguous();
-    const std::string model_path = dir + "/" + c.kind + "-" + c.inputs + ".pt";
-    save_model(model_path, c, *net, "{}");
-    std::ofstream(dir + "/planes.f32", std::ios::binary)
-        .write(static_cast<const char*>(planes.data_ptr()), std::streamsize(planes.numel() * 4));
-    std::ofstream(dir + "/logits.f32", std::ios::binary)
-        .write(static_cast<const char*>(logits.data_ptr()), std::streamsize(logits.numel() * 4));
-    const std::string out =
-        test::run_command(test::python_path() + " " + LEGALNET_TEST_SOURCE_DIR + "/nn/load_in_python.py " + model_path +
-                          " " + dir + "/planes.f32 " + dir + "/logits.f32");
-    EXPECT_EQ(out.rfind("ok: " + c.kind, 0), 0u) << out;
+    const Batch batch = batch_of_all(rows, c.inputs);
+    const std::string name = dir + "/" + c.kind + "-" + c.inputs_name();
+    save_model(name + ".pt", c, *net, "{}");
+    write_floats(name + ".inputs.f32", batch.planes);
+    write_floats(name + ".targets.f32", batch.targets);
+    write_floats(name + ".logits.f32", net->forward(batch.planes));
+    // The inputs of the sample positions, as evaluate builds them.
+    std::vector<float> fen_inputs(fens.size() * size_t(c.input_planes()) * encode::PLANE_SIZE);
+    for (size_t i = 0; i < fens.size(); ++i)
+      encode::write_inputs(c.inputs, encode::BoardState::of(chess::Position(fens[i])),
+                           fen_inputs.data() + i * size_t(c.input_planes()) * encode::PLANE_SIZE);
+    std::ofstream(name + ".fen_inputs.f32", std::ios::binary)
+        .write(reinterpret_cast<const char*>(fen_inputs.data()), std::streamsize(fen_inputs.size() * 4));
+    std::ofstream fen_file(name + ".fens");
+    for (const auto& fen : fens) fen_file << fen << "\n";
+    fen_file.close();
+    const std::string out = test::run_command(test::python_path() + " " + LEGALNET_TEST_SOURCE_DIR +
+                                              "/python/check_against_cpp.py " + name + " " + tiny_dataset() + " " +
+                                              std::to_string(rows.size()) + " 2>&1");
+    EXPECT_NE(out.find("ok: " + c.describe()), std::string::npos) << out;
     // And back in C++: the file alone rebuilds the network.
-    const LoadedModel loaded = load_model(model_path, torch::kCPU);
-    EXPECT_EQ(loaded.config.to_json(), c.to_json());
+    const LoadedModel loaded = load_model(name + ".pt", torch::kCPU);
+    EXPECT_EQ(loaded.config.to_json(), c.resolved().to_json());
     loaded.net->eval();
-    EXPECT_TRUE(torch::allclose(loaded.net->forward(planes), logits));
+    EXPECT_TRUE(torch::allclose(loaded.net->forward(batch.planes), net->forward(batch.planes)));
   }
   std::ofstream(dir + "/junk.pt") << "junk";
   EXPECT_THROW(load_model(dir + "/junk.pt", torch::kCPU), Error);
@@ -508,29 +555,72 @@ TEST(Evaluate, MetricsOfAConstantModelMatchHandComputedValues) {
   EXPECT_THROW(run_evaluate(o), Error);
 }
 
-// evaluate builds a model's inputs from positions (Position -> planes -> attack planes), train
-// from compact rows: the two must give the same numbers.
-TEST(Evaluate, AttackInputsFromPositionsMatchThoseOfTrainingRows) {
-  const std::string dir = test::temp_dir("attacks");
-  ModelConfig c = config("resnet", 0, 1, 8);
-  c.inputs = "attacks";
-  torch::manual_seed(4);
-  auto net = make_model(c);
-  save_model(dir + "/attacks.pt", c, *net, "{}");
-  const EvaluateOptions o = tiny_evaluation(dir + "/attacks.pt", dir, 300);
-  testing::internal::CaptureStdout();
-  run_evaluate(o);
-  testing::internal::GetCapturedStdout();
-  const double from_positions = nlohmann::json::parse(test::read_file(o.report))["dataset"]["bce"].get<double>();
-
+// evaluate builds a model's inputs from positions (dataset row -> Position -> BoardState),
+// train from compact rows (dataset row -> BoardState): for every input kind the two must be
+// the same bytes, and a model must score the same (its outputs mapped back to board order in
+// evaluate, its targets mapped into its frame in train).
+TEST(Evaluate, InputsFromPositionsAreThoseOfTrainingRowsForEveryKind) {
   const CompactPositions rows = first_rows(300);
-  const LoadedModel loaded = load_model(o.model, torch::kCPU);
-  const Evaluation from_rows = evaluate_loss(*loaded.net, rows, 64, torch::kCPU, c.input_planes());
-  EXPECT_NEAR(from_positions, from_rows.loss, 1e-7 * from_rows.loss);
-  // The attack planes are there and not empty.
-  const Batch b = batch_of_all(rows, c.input_planes());
-  ASSERT_EQ(b.planes.size(1), 10);
-  EXPECT_GT(b.planes.narrow(1, encode::PLANES, 3).sum().item<double>(), double(rows.size()));
+  const data::DatasetReader reader(tiny_dataset());
+  const std::vector<chess::Position> positions = reader.read_board_positions(0, rows.size());
+  for (int k = 0; k < encode::INPUT_KIND_NB; ++k) {
+    const auto kind = encode::InputKind(k);
+    const size_t floats = size_t(encode::input_spec(kind).planes) * encode::PLANE_SIZE;
+    std::vector<float> from_row(floats), from_position(floats);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      rows.expand_inputs(r, kind, from_row.data());
+      encode::write_inputs(kind, encode::BoardState::of(positions[r]), from_position.data());
+      ASSERT_EQ(from_row, from_position) << encode::input_spec(kind).name << " row " << r;
+    }
+  }
+  for (auto kind : {encode::InputKind::ATTACKS, encode::InputKind::STATE}) {
+    const std::string dir = test::temp_dir(std::string("inputs-") + encode::input_spec(kind).name);
+    ModelConfig c = config("resnet", 0, 1, 8);
+    c.inputs = kind;
+    torch::manual_seed(4);
+    auto net = make_model(c);
+    save_model(dir + "/model.pt", c, *net, "{}");
+    EvaluateOptions o = tiny_evaluation(dir + "/model.pt", dir, rows.size());
+    o.precision = "fp32";
+    testing::internal::CaptureStdout();
+    run_evaluate(o);
+    testing::internal::GetCapturedStdout();
+    const auto report = nlohmann::json::parse(test::read_file(o.report));
+    const LoadedModel loaded = load_model(o.model, torch::kCPU);
+    const Evaluation from_rows = evaluate_loss(*loaded.net, rows, 64, torch::kCPU, kind, Precision::FP32);
+    EXPECT_NEAR(report["dataset"]["bce"].get<double>(), from_rows.loss, 1e-6 * from_rows.loss);
+    EXPECT_EQ(report["model"]["inputs"].get<std::string>(), encode::input_spec(kind).name);
+    EXPECT_EQ(report["model"]["inputs_from_move_generator"].get<bool>(), kind == encode::InputKind::ATTACKS);
+    // The rare kinds are counted over every row of the set.
+    EXPECT_EQ(report["dataset"]["rare_moves_whole_set"]["positions_scanned"].get<uint64_t>(), reader.num_positions());
+  }
+}
+
+// bf16 autocast computes the same network: logits close to fp32's, and a model evaluates in
+// either precision whatever it was trained in.
+TEST(Precision, Bf16LogitsAreCloseToFp32AndTheChoiceIsChecked) {
+  torch::manual_seed(5);
+  ModelConfig c = config("resnet", 0, 2, 16);
+  c.inputs = encode::InputKind::STATE;
+  auto net = make_model(c);
+  net->eval();
+  const Batch b = batch_of_all(first_rows(64), c.inputs);
+  torch::NoGradGuard no_grad;
+  const auto fp32 = forward_logits(*net, b.planes, Precision::FP32);
+  const auto bf16 = forward_logits(*net, b.planes, Precision::BF16);
+  EXPECT_EQ(bf16.scalar_type(), torch::kFloat32);
+  EXPECT_LT((bf16 - fp32).abs().max().item<float>(), 0.1f);
+  EXPECT_GT((bf16 - fp32).abs().max().item<float>(), 0.0f);  // bf16 really ran
+  net->use_channels_last();
+  EXPECT_TRUE(torch::allclose(forward_logits(*net, b.planes, Precision::FP32), fp32, 1e-5, 1e-5));
+  EXPECT_EQ(resolve_precision("fp32", torch::kCPU), Precision::FP32);
+  EXPECT_EQ(resolve_precision("auto", torch::kCPU), cpu_has_native_bf16() ? Precision::BF16 : Precision::FP32);
+  try {
+    resolve_precision("fp16", torch::kCPU);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--precision fp16: expected auto | fp32 | bf16");
+  }
 }
 
 }  // namespace
