@@ -20,7 +20,6 @@
 #include "nn/models.h"
 #include "nn/precision.h"
 #include "nn/stream.h"
-#include "nn/trainer.h"
 
 using namespace legalnet;
 using namespace legalnet::nn;

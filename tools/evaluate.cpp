@@ -2,8 +2,8 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
+#include "nn/device.h"
 #include "nn/evaluator.h"
-#include "nn/trainer.h"
 #include "util/tool_main.h"
 #include "util/version.h"
 
@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
   app.add_option("--picture", o.picture, "Draw --fen with arrows and heat maps (.svg, or .png via rsvg-convert)");
   app.add_option("--device", o.device, "auto | cpu | cuda | cuda:N")->capture_default_str();
   app.add_option("--precision", o.precision,
-                 "auto (bf16 on a CPU with AVX-512 BF16 or AMX, and on CUDA; else fp32) | fp32 | bf16: inference "
-                 "arithmetic; a model evaluates in either, whatever it was trained in")
+                 "Inference arithmetic; auto: bf16 on CUDA and on CPUs with AVX-512 BF16 or AMX, else fp32 (any "
+                 "model, whatever it was trained in)")
       ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
       ->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->capture_default_str();

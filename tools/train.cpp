@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
+#include "nn/device.h"
 #include "nn/trainer.h"
 #include "util/tool_main.h"
 #include "util/version.h"
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
   app.add_option("--val-fraction", o.val_fraction, "Share of games held out without --val")->capture_default_str();
   app.add_option("--val-max", o.val_max, "Positions used per validation pass")->capture_default_str();
   app.add_option("--out", o.out, "Run folder (runs/NAME)")->required();
-  app.add_option("--model", o.model.kind, nn::MODEL_KINDS)
+  app.add_option("--model", o.model.kind, "The architecture (docs/train.md)")
       ->check(CLI::IsMember({"mlp", "conv", "resnet", "attention"}))
       ->capture_default_str();
   app.add_option("--hidden", o.model.hidden,
@@ -38,9 +39,8 @@ int main(int argc, char** argv) {
   app.add_flag("--se", o.model.squeeze_excitation, "resnet: squeeze-excitation in each block");
   std::string inputs = "state";
   app.add_option("--inputs", inputs,
-                 "state (the whole position from the mover's side: pieces, castling rights, en passant; nothing "
-                 "derived) | planes (the predecessor's 7: no castling, no en passant) | attacks (planes + 3 planes "
-                 "from the move generator: attacked squares, pins, check lines; engine-assisted) | state+attacks")
+                 "What the net sees: state (the position from the mover's side, nothing derived), planes (the "
+                 "predecessor's 7), attacks / state+attacks (+3 planes from the move generator: engine-assisted)")
       ->check(CLI::IsMember({"state", "planes", "attacks", "state+attacks"}))
       ->capture_default_str();
   app.add_flag("!--full-head", o.model.geometric_head,
@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "Seed of initialisation, shuffling and the validation split")->capture_default_str();
   app.add_option("--device", o.device, "auto | cpu | cuda | cuda:N")->capture_default_str();
   app.add_option("--precision", o.precision,
-                 "auto (bf16 on a CPU with AVX-512 BF16 or AMX, and on CUDA; else fp32) | fp32 | bf16: the arithmetic "
-                 "of the forward pass (autocast); weights, optimizer and loss stay fp32")
+                 "Forward pass arithmetic; auto: bf16 on CUDA and on CPUs with AVX-512 BF16 or AMX, else fp32 "
+                 "(weights, optimizer and loss stay fp32)")
       ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
       ->capture_default_str();
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->capture_default_str();

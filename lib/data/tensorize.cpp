@@ -11,7 +11,7 @@
 
 #include "chess/game_end.h"
 #include "data/dataset_writer.h"
-#include "games/rng.h"
+#include "util/rng.h"
 #include "pgn/pgn_reader.h"
 #include "util/error.h"
 #include "util/progress.h"

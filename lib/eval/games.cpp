@@ -6,7 +6,7 @@
 #include "chess/game_end.h"
 #include "chess/movegen.h"
 #include "encode/encode.h"
-#include "games/rng.h"
+#include "util/rng.h"
 
 namespace legalnet::eval {
 
@@ -48,6 +48,15 @@ double GamesSummary::mean_plies_before_illegal() const {
   double sum = 0;
   for (const auto& g : games) sum += g.plies_before_illegal;
   return games.empty() ? 0.0 : sum / double(games.size());
+}
+
+std::pair<double, double> GamesSummary::mean_plies_interval() const {
+  const double n = double(games.size()), mean = mean_plies_before_illegal();
+  if (n < 2) return {mean, mean};
+  double squares = 0;
+  for (const auto& g : games) squares += (g.plies_before_illegal - mean) * (g.plies_before_illegal - mean);
+  const double half = 1.96 * std::sqrt(squares / (n - 1) / n);
+  return {mean - half, mean + half};
 }
 
 double GamesSummary::share_without_illegal() const {

@@ -35,6 +35,9 @@ struct GameRecordStats {
 struct GamesSummary {
   std::vector<GameRecordStats> games;
   double mean_plies_before_illegal() const;
+  // A 95% interval of that mean from the spread over games (normal approximation; games are
+  // independent draws), so that runs and models are compared with their noise.
+  std::pair<double, double> mean_plies_interval() const;
   double share_without_illegal() const;  // games to their natural end with no illegal pick
   uint64_t picks() const;
   uint64_t illegal() const;

@@ -5,7 +5,7 @@
 
 #include "chess/game_end.h"
 #include "chess/position.h"
-#include "games/rng.h"
+#include "util/rng.h"
 
 namespace legalnet {
 

@@ -1,7 +1,7 @@
 #include "nn/batches.h"
 
 #include "encode/encode.h"
-#include "games/rng.h"
+#include "util/rng.h"
 #include "util/error.h"
 
 namespace legalnet::nn {

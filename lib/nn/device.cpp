@@ -1,5 +1,8 @@
 #include "nn/device.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <thread>
 
 #include "util/error.h"
@@ -27,6 +30,12 @@ torch::Device pick_device(const std::string& spec) {
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
   }
   throw Error("--device " + spec + ": expected auto, cpu, cuda or cuda:N");
+}
+
+void ensure_passive_openmp(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY")) return;
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  execv("/proc/self/exe", argv);  // returns only on failure: then go on with the default policy
 }
 
 void configure_threads(int threads) {

@@ -189,6 +189,8 @@ ordered_json games_json(const eval::GamesSummary& g, const eval::GameOptions& o)
   j["opponent"] = o.self_play ? "self" : "random";
   j["sampling"] = o.greedy ? "greedy" : "multinomial over sigmoid outputs";
   j["mean_plies_before_first_illegal"] = g.mean_plies_before_illegal();
+  const auto [plies_lo, plies_hi] = g.mean_plies_interval();
+  j["mean_plies_95ci"] = {plies_lo, plies_hi};
   j["share_of_games_without_illegal_move"] = g.share_without_illegal();
   j["model_picks"] = g.picks();
   j["illegal_picks"] = g.illegal();
@@ -241,8 +243,9 @@ void print_table(const ordered_json& report) {
     const auto& g = report["games"];
     fmt::print("\nIn {} games against {} ({}):\n", g["games"].get<int>(), g["opponent"].get<std::string>(),
                g["sampling"].get<std::string>());
-    fmt::print("  plies before the first illegal move  {:.2f}  (predecessor's best: 63.67)\n",
-               g["mean_plies_before_first_illegal"].get<double>());
+    fmt::print("  plies before the first illegal move  {:.2f}  (95% CI {:.1f}-{:.1f})\n",
+               g["mean_plies_before_first_illegal"].get<double>(), g["mean_plies_95ci"][0].get<double>(),
+               g["mean_plies_95ci"][1].get<double>());
     fmt::print("  games without an illegal move        {:.1f}%\n",
                100 * g["share_of_games_without_illegal_move"].get<double>());
     fmt::print("  illegal picks                        {:.3f}% of {} (95% CI {:.3f}-{:.3f}%)\n",

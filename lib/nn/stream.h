@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "games/rng.h"
+#include "util/rng.h"
 #include "nn/batches.h"
 
 namespace legalnet::data {

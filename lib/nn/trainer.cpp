@@ -1,7 +1,6 @@
 #include "nn/trainer.h"
 
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -149,12 +148,6 @@ double scheduled_lr(const TrainOptions& o, int64_t step, int64_t total) {
   const double progress = std::min(1.0, (double(step) - warmup_steps) / std::max(1.0, double(total) - warmup_steps));
   const double floor = o.lr * o.min_lr_ratio;
   return floor + (o.lr - floor) * 0.5 * (1 + std::cos(M_PI * progress));
-}
-
-void ensure_passive_openmp(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY")) return;
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  execv("/proc/self/exe", argv);  // returns only on failure: then go on with the default policy
 }
 
 TrainResult run_train(const TrainOptions& o) {

@@ -59,9 +59,4 @@ TrainResult run_train(const TrainOptions& options);
 // The learning rate at `step` of `total`: linear warm-up, then cosine decay.
 double scheduled_lr(const TrainOptions& options, int64_t step, int64_t total);
 
-// Sets the OpenMP wait policy to PASSIVE (unless the user chose one) by re-executing the
-// program: libgomp reads it only at start-up. Without it torch's OpenMP threads spin while
-// OpenBLAS's threads work and small nets train 5-36% slower on 2 cores.
-void ensure_passive_openmp(char** argv);
-
 }  // namespace legalnet::nn

@@ -8,7 +8,7 @@
 #include "data/dataset_reader.h"
 #include "encode/attack_planes.h"
 #include "encode/encode.h"
-#include "games/rng.h"
+#include "util/rng.h"
 #include "util/error.h"
 #include "util/progress.h"
 

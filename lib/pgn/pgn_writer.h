@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "chess/position.h"
-#include "games/random_game.h"
 
 namespace legalnet {
 

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "chess/movegen.h"
-#include "games/rng.h"
+#include "util/rng.h"
 #include "support/helpers.h"
 #include "util/error.h"
 

@@ -118,8 +118,12 @@ TEST(Inputs, StatePlanesAgreeWithTheMoveGenerator) {
     // Rights are constant planes; a legal castling move needs its right.
     for (int k = 0; k < 4; ++k)
       for (int sq = 1; sq < 64; ++sq) ASSERT_EQ(at(in, 12 + k, sq), at(in, 12 + k, 0));
-    if (oo) ASSERT_EQ(at(in, 12, 0), 1.0f) << fen;
-    if (ooo) ASSERT_EQ(at(in, 13, 0), 1.0f) << fen;
+    if (oo) {
+      ASSERT_EQ(at(in, 12, 0), 1.0f) << fen;
+    }
+    if (ooo) {
+      ASSERT_EQ(at(in, 13, 0), 1.0f) << fen;
+    }
     const uint8_t rights = pos.castling_rights();
     EXPECT_EQ(at(in, 12, 0), (rights & (white ? chess::WHITE_OO : chess::BLACK_OO)) ? 1.0f : 0.0f);
     EXPECT_EQ(at(in, 15, 0), (rights & (white ? chess::BLACK_OOO : chess::WHITE_OOO)) ? 1.0f : 0.0f);

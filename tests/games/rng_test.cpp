@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "games/rng.h"
+#include "util/rng.h"
 
 namespace legalnet {
 namespace {

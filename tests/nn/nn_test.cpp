@@ -82,6 +82,7 @@ EvaluateOptions tiny_evaluation(const std::string& model, const std::string& dir
   o.data = {tiny_dataset()};
   o.max_positions = positions;
   o.device = "cpu";
+  o.precision = "fp32";  // figures computed by hand in fp32 (bf16: Precision.Bf16LogitsAreClose...)
   o.threads = 1;
   o.quiet = true;
   o.report = dir + "/report.json";
@@ -348,16 +349,19 @@ int free_port() {
 
 TEST(Train, TwoProcessesTakeTheStepsOfOneWithTheCombinedBatch) {
   const std::string dir = test::temp_dir("ranks");
-  // An MLP: batch-norm statistics would differ between a batch of 32 and two of 16.
+  // An MLP: batch-norm statistics would differ between a batch of 32 and two of 16. fp32: in
+  // bf16 a sum over 32 rows and two sums over 16 round differently.
   TrainOptions one = tiny_run(dir + "/one");
   one.model = config("mlp", 48, 0, 0);
+  one.precision = "fp32";
   one.batch_size = 32;
   one.max_steps = 15;
   run_train(one);
 
   const std::string train = test::bin_dir() + "/train";
   const std::string options = fmt::format(
-      "--data {} --out {}/two --model mlp --hidden 48 --inputs planes --batch-size 16 --max-steps 15 --epochs 100 "
+      "--data {} --out {}/two --model mlp --hidden 48 --inputs planes --precision fp32 --batch-size 16 --max-steps 15 "
+      "--epochs 100 "
       "--eval-every 8 "
       "--checkpoint-every 5 --val-fraction 0.2 --threads 1 --quiet",
       tiny_dataset(), dir);
@@ -580,8 +584,7 @@ TEST(Evaluate, InputsFromPositionsAreThoseOfTrainingRowsForEveryKind) {
     torch::manual_seed(4);
     auto net = make_model(c);
     save_model(dir + "/model.pt", c, *net, "{}");
-    EvaluateOptions o = tiny_evaluation(dir + "/model.pt", dir, rows.size());
-    o.precision = "fp32";
+    const EvaluateOptions o = tiny_evaluation(dir + "/model.pt", dir, rows.size());
     testing::internal::CaptureStdout();
     run_evaluate(o);
     testing::internal::GetCapturedStdout();

@@ -35,6 +35,12 @@ assert report["dataset"]["positions"] == min(300, test_plies)
 assert report["games"]["games"] == 4
 assert report["model"]["config"]["blocks"] == 1
 assert report["model"]["training"]["steps_done"] == 30
+# The headline model sees the position only: the pipeline's default inputs hold nothing the
+# move generator derived, and the report says so.
+assert report["model"]["inputs"] == "state" and report["model"]["inputs_from_move_generator"] is False, report["model"]
+assert report["model"]["training"]["precision"] in ("fp32", "bf16")
+lo, hi = report["games"]["mean_plies_95ci"]
+assert lo <= report["games"]["mean_plies_before_first_illegal"] <= hi
 assert 0 <= report["games"]["mean_plies_before_first_illegal"]
 rows = open(f"{data}/report/metrics.csv").read().splitlines()
 assert rows[0].startswith("step,") and rows[-1].startswith("30,"), rows

@@ -1,0 +1,47 @@
+"""legalnet from Python: datasets as torch data, models that run, inputs encoded exactly as the
+C++ tools encode them. Needs numpy, h5py and torch only.
+
+    import legalnet
+    model = legalnet.load_model("runs/r6x32/model.pt")
+    legalnet.score_fen(model, "startpos")[:3]      # [("e2e4", 0.99...), ...]
+
+On a small machine give torch one thread per process for inference (``torch.set_num_threads(1)``)
+or export ``OMP_WAIT_POLICY=PASSIVE``: torch's spinning OpenMP threads made inference 4-20x
+slower on 2 cores.
+"""
+import numpy as np
+import torch
+
+from .attacks import attack_planes
+from .dataset import BatchReader, Dataset
+from .fen import BoardState, parse_fen
+from .inputs import INPUT_KINDS, encode_batch, encode_fen, encode_targets, input_kind, squares_from_planes
+from .models import LegalNet, load_model
+from .moves import GEOMETRIC, decode_move, move_index, to_board_order
+
+__version__ = "0.2.0"
+__all__ = ["BatchReader", "BoardState", "Dataset", "GEOMETRIC", "INPUT_KINDS", "LegalNet", "attack_planes",
+           "decode_move", "encode_batch", "encode_fen", "encode_targets", "export_torchscript", "input_kind",
+           "load_model", "move_index", "parse_fen", "score_fen", "squares_from_planes", "to_board_order"]
+
+
+def score_fen(model, fen, top=None):
+    """The model's probability for every possibly-legal move of ``fen``, as (UCI move, probability)
+    pairs from the most to the least likely (the first ``top`` of them when given)."""
+    state = parse_fen(fen)
+    x = encode_batch(model.inputs, state.squares[None], [state.side], [state.castling], [state.en_passant])
+    device = next(model.parameters()).device
+    with torch.no_grad():
+        logits = model(torch.from_numpy(x).to(device)).float().cpu().numpy()
+    probs = 1 / (1 + np.exp(-to_board_order(logits, [state.side], input_kind(model.inputs).mover_frame)[0]))
+    order = [int(i) for i in np.argsort(-probs) if GEOMETRIC[i]][:top]
+    return [(decode_move(i, fen), float(probs[i])) for i in order]
+
+
+def export_torchscript(model_path, out_path):
+    """Writes a TorchScript file of a model.pt that ``torch.jit.load(out_path)(x)`` runs with no
+    legalnet code installed; its ``inputs`` and ``config_json`` attributes say what x must hold."""
+    model = load_model(model_path)
+    scripted = torch.jit.script(model)
+    scripted.save(str(out_path))
+    return scripted

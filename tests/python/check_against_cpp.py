@@ -1,0 +1,79 @@
+"""The Python package against what the C++ test wrote for one model (tests/nn/nn_test.cpp):
+NAME.pt, NAME.inputs.f32 / NAME.targets.f32 (the C++ training batch of the dataset's first ROWS
+rows), NAME.logits.f32 (the C++ logits of those inputs), NAME.fens with NAME.fen_inputs.f32 (the
+C++ inputs of those positions). Checks that legalnet.Dataset gives the same bytes, that
+legalnet.load_model gives the same logits within 1e-5, that encode_fen gives the same inputs,
+and that the exported TorchScript reproduces the logits in a process without legalnet.
+Usage: check_against_cpp.py NAME DATASET ROWS"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import legalnet  # noqa: E402
+
+
+def floats(path, *shape):
+    return np.fromfile(path, dtype=np.float32).reshape(*shape)
+
+
+def main(name, dataset, rows):
+    rows = int(rows)
+    torch.set_num_threads(1)
+    model = legalnet.load_model(name + ".pt")
+    planes = legalnet.input_kind(model.inputs).planes
+    inputs = floats(name + ".inputs.f32", rows, planes, 8, 8)
+    targets = floats(name + ".targets.f32", rows, 4096)
+
+    data = legalnet.Dataset(dataset, inputs=model.inputs, rows=range(rows))
+    x = torch.stack([data[i][0] for i in range(rows)]).numpy()
+    y = torch.stack([data[i][1] for i in range(rows)]).numpy()
+    assert (x == inputs).all(), f"Dataset inputs differ at {np.argwhere(x != inputs)[:5].tolist()}"
+    assert (y == targets).all(), f"Dataset targets differ at {np.argwhere(y != targets)[:5].tolist()}"
+
+    expected = floats(name + ".logits.f32", rows, 4096)
+    with torch.no_grad():
+        got = model(torch.from_numpy(inputs)).numpy()
+    err = float(np.abs(got - expected).max())
+    assert err < 1e-5, f"logits differ by {err}"
+
+    fens = open(name + ".fens").read().split("\n")[:-1]
+    fen_inputs = floats(name + ".fen_inputs.f32", len(fens), planes, 8, 8)
+    for i, fen in enumerate(fens):
+        mine = legalnet.encode_fen(fen, model.inputs)
+        assert (mine == fen_inputs[i]).all(), f"encode_fen({fen!r}) differs at {np.argwhere(mine != fen_inputs[i]).tolist()[:5]}"
+
+    with tempfile.TemporaryDirectory() as tmp:
+        exported = os.path.join(tmp, "model.ts")
+        legalnet.export_torchscript(name + ".pt", exported)
+        np.save(os.path.join(tmp, "x.npy"), inputs)
+        # -I: isolated (no PYTHONPATH, no user site, not the script's folder); run from elsewhere.
+        code = ("import sys, numpy, torch; m = torch.jit.load(sys.argv[1]); "
+                "assert 'legalnet' not in sys.modules; "
+                "out = m(torch.from_numpy(numpy.load(sys.argv[2]))).detach().numpy(); "
+                "numpy.save(sys.argv[3], out); print(m.inputs)")
+        run = subprocess.run([sys.executable, "-I", "-c", code, exported, os.path.join(tmp, "x.npy"),
+                              os.path.join(tmp, "y.npy")], cwd=tmp, capture_output=True, text=True,
+                             env={"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1"})
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip() == model.inputs, run.stdout
+        ts_err = float(np.abs(np.load(os.path.join(tmp, "y.npy")) - expected).max())
+        assert ts_err < 1e-5, f"TorchScript logits differ by {ts_err}"
+    print(f"ok: {describe(model.config)} ({rows} rows, {len(fens)} FENs; logits within {err:.1e}, TorchScript {ts_err:.1e})")
+
+
+def describe(c):
+    """ModelConfig::describe() of lib/nn/model_config.cpp."""
+    size = f"{c['blocks']}x{c['channels']}"
+    text = {"mlp": f"mlp {c['hidden']}", "conv": f"conv {size} fc {c['hidden']}",
+            "attention": f"attention {size} h{c['heads']} ff{c['hidden']}",
+            "resnet": f"resnet {size}" + (" se" if c["squeeze_excitation"] else "")}[c["kind"]]
+    return text + ("" if c["inputs"] == "planes" else " +" + c["inputs"])
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
