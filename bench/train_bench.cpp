@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<BatchLoader> loader;
     if (v.data == Variant::MEMORY)
       loader = std::make_unique<BatchLoader>(
-          std::make_unique<MemoryBatches>(data, batch, 0, 1, BatchSlice{}, c.inputs), 0, device);
+          std::make_unique<MemoryBatches>(data, batch, 0, RowWeights{}, BatchSlice{}, c.inputs), 0, device);
     if (v.data == Variant::STREAM)
       loader = std::make_unique<BatchLoader>(std::make_unique<StreamBatches>(stream_options), 0, device);
     auto step = [&](int i) {
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i <= n; ++i) source.batch(i, false);
     return seconds_since(t0) / n;
   };
-  MemoryBatches memory_source(data, batch, 0, 1, BatchSlice{}, c.inputs);
+  MemoryBatches memory_source(data, batch, 0, RowWeights{}, BatchSlice{}, c.inputs);
   StreamBatches stream_source(stream_options);
 
   const double flops = c.forward_flops();

@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
   app.add_option("--check-weight", o.check_weight,
                  "Positions whose side to move is in check appear this many times per epoch (the hardest 5%)")
       ->capture_default_str();
+  app.add_option("--rare-weight", o.rare_weight,
+                 "Positions with a legal castling or en-passant move appear this many times per epoch (a few in a "
+                 "thousand)")
+      ->capture_default_str();
   app.add_option("--data-mode", o.data_mode, "auto | memory | stream (see above)")->capture_default_str();
   app.add_option("--shuffle-buffer", o.shuffle_buffer, "stream: positions held in the shuffle buffer")
       ->capture_default_str();

@@ -24,33 +24,32 @@ Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, b
   return b;
 }
 
-std::vector<uint32_t> epoch_order(const CompactPositions& data, uint64_t seed, int64_t epoch, int check_weight) {
+std::vector<uint32_t> epoch_order(const CompactPositions& data, uint64_t seed, int64_t epoch,
+                                  const RowWeights& weights) {
   std::vector<uint32_t> order;
   order.reserve(data.size());
-  for (size_t i = 0; i < data.size(); ++i) {
-    const int copies = data.in_check[i] ? check_weight : 1;
-    for (int c = 0; c < copies; ++c) order.push_back(uint32_t(i));
-  }
+  for (size_t i = 0; i < data.size(); ++i)
+    for (int c = weights.copies(data.in_check[i], data.rare[i]); c > 0; --c) order.push_back(uint32_t(i));
   GameRng rng(seed, uint64_t(epoch) ^ 0xE90C4ULL << 32);
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(uint32_t(i))]);
   return order;
 }
 
-int64_t epoch_steps(const CompactPositions& data, int batch_size, int check_weight) {
-  size_t n = data.size();
-  for (uint8_t c : data.in_check) n += c ? size_t(std::max(1, check_weight) - 1) : 0;
+int64_t epoch_steps(const CompactPositions& data, int batch_size, const RowWeights& weights) {
+  size_t n = 0;
+  for (size_t i = 0; i < data.size(); ++i) n += size_t(weights.copies(data.in_check[i], data.rare[i]));
   return int64_t(n) / batch_size;
 }
 
-MemoryBatches::MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, int check_weight,
+MemoryBatches::MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, const RowWeights& weights,
                              BatchSlice slice, encode::InputKind inputs)
     : data_(data),
       batch_size_(batch_size),
       seed_(seed),
-      check_weight_(std::max(1, check_weight)),
+      weights_(weights),
       slice_(slice),
       inputs_(inputs) {
-  steps_per_epoch_ = epoch_steps(data, batch_size * slice.world_size, check_weight_);
+  steps_per_epoch_ = epoch_steps(data, batch_size * slice.world_size, weights_);
   if (steps_per_epoch_ == 0)
     throw Error("the training set has " + std::to_string(data.size()) + " positions, fewer than one batch of " +
                 std::to_string(batch_size * slice.world_size));
@@ -59,7 +58,7 @@ MemoryBatches::MemoryBatches(const CompactPositions& data, int batch_size, uint6
 Batch MemoryBatches::batch(int64_t step, bool pin) {
   if (step / steps_per_epoch_ != epoch_) {
     epoch_ = step / steps_per_epoch_;
-    order_ = epoch_order(data_, seed_, epoch_, check_weight_);
+    order_ = epoch_order(data_, seed_, epoch_, weights_);
   }
   const size_t global_batch = size_t(batch_size_) * size_t(slice_.world_size);
   const size_t first = size_t(step % steps_per_epoch_) * global_batch + size_t(slice_.rank) * size_t(batch_size_);

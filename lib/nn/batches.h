@@ -27,12 +27,13 @@ Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin);
 // Expands rows [rows, rows + n) of `data` into a batch on the CPU (pinned when `pin`).
 Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, encode::InputKind inputs);
 
-// The row order of one epoch: every row once, rows in check `check_weight` times, shuffled
+// The row order of one epoch: every row RowWeights::copies times (once by default), shuffled
 // (Fisher-Yates) by GameRng(seed, epoch).
-std::vector<uint32_t> epoch_order(const CompactPositions& data, uint64_t seed, int64_t epoch, int check_weight = 1);
+std::vector<uint32_t> epoch_order(const CompactPositions& data, uint64_t seed, int64_t epoch,
+                                  const RowWeights& weights = {});
 
 // Full batches in one epoch of epoch_order.
-int64_t epoch_steps(const CompactPositions& data, int batch_size, int check_weight);
+int64_t epoch_steps(const CompactPositions& data, int batch_size, const RowWeights& weights);
 
 // Where a process's batches come from in a data-parallel run (see each source for how the
 // rows are divided); one process is rank 0 of 1.
@@ -55,8 +56,8 @@ class BatchSource {
 // would take with batch_size x world_size.
 class MemoryBatches : public BatchSource {
  public:
-  MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, int check_weight, BatchSlice slice,
-                encode::InputKind inputs);
+  MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, const RowWeights& weights,
+                BatchSlice slice, encode::InputKind inputs);
   int64_t steps_per_epoch() const override { return steps_per_epoch_; }
   Batch batch(int64_t step, bool pin) override;
 
@@ -64,7 +65,7 @@ class MemoryBatches : public BatchSource {
   const CompactPositions& data_;
   const int batch_size_;
   const uint64_t seed_;
-  const int check_weight_;
+  const RowWeights weights_;
   const BatchSlice slice_;
   const encode::InputKind inputs_;
   int64_t steps_per_epoch_;

@@ -32,15 +32,14 @@ StreamBatches::StreamBatches(const StreamOptions& o) : options_(o) {
         blocks_.push_back({f, start, std::min(o.block_rows, n - start)});
   }
 
-  // Count this rank's rows. Only rows in check need the positions; the rest is two columns.
-  const int copies = std::max(1, o.check_weight);
+  // Count this rank's rows. Only repeated rows need the positions; the rest is two columns.
   for (const Block& b : blocks_) {
     const auto& reader = readers_[b.file];
-    if (copies > 1) {
+    if (o.weights.repeats_any()) {
       CompactPositions rows;
       read_block(b, rows);
       rows_ += rows.size();
-      for (uint8_t c : rows.in_check) rows_per_epoch_ += c ? uint64_t(copies) : 1;
+      for (size_t r = 0; r < rows.size(); ++r) rows_per_epoch_ += uint64_t(o.weights.copies(rows.in_check[r], rows.rare[r]));
       continue;
     }
     const auto games = reader.read_row_column(data::GAME, b.start, b.count);
@@ -98,13 +97,13 @@ void StreamBatches::read_next_block() {
 bool StreamBatches::next_row() {
   for (;;) {
     if (pending_row_ < pending_.size()) {
-      // The next incoming row: rows in check come check_weight times in a row; the buffer
-      // scatters the copies.
+      // The next incoming row: repeated rows come RowWeights::copies times in a row; the
+      // buffer scatters the copies.
       const size_t r = pending_row_;
       incoming_.state = pending_.state(r);
       incoming_.legal.assign(pending_.legal.begin() + long(pending_.legal_begin[r]),
                              pending_.legal.begin() + long(pending_.legal_begin[r + 1]));
-      const int copies = pending_.in_check[r] ? std::max(1, options_.check_weight) : 1;
+      const int copies = options_.weights.copies(pending_.in_check[r], pending_.rare[r]);
       if (++pending_copy_ >= copies) {
         ++pending_row_;
         pending_copy_ = 0;

@@ -24,7 +24,7 @@ struct StreamOptions {
   std::vector<std::string> paths;
   int batch_size = 256;  // per rank
   uint64_t seed = 0;
-  int check_weight = 1;               // rows in check enter the stream this many times
+  RowWeights weights;                 // rows in check or with a rare move enter the stream this many times
   int max_ply = -1;                   // rows with a higher ply are skipped (-1: none)
   double val_fraction = 0;            // rows of games held out by is_validation_game are skipped
   uint64_t shuffle_buffer = 1 << 18;  // rows resident in the shuffle buffer
@@ -36,7 +36,7 @@ struct StreamOptions {
 class StreamBatches : public BatchSource {
  public:
   // Opens the files and counts this rank's rows: one pass over its blocks' game and ply
-  // columns, and over their positions too when check_weight > 1 (to find the rows in check).
+  // columns, and over their positions too when rows repeat (to find the rows in check or rare).
   explicit StreamBatches(const StreamOptions& options);
   ~StreamBatches() override;
 
@@ -74,7 +74,7 @@ class StreamBatches : public BatchSource {
   int64_t steps_per_epoch_ = 0;
 
   // Where the stream stands: the step batch() will produce next, the epoch, the blocks read
-  // so far, the rows of the current block (each in-check row check_weight times), the buffer.
+  // so far, the rows of the current block (each row RowWeights::copies times), the buffer.
   int64_t next_step_ = -1;
   int64_t epoch_ = -1;
   GameRng rng_{0, 0};

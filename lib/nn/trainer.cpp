@@ -70,6 +70,7 @@ std::string options_json(const TrainOptions& o, const ModelConfig& model, Precis
   j["clip"] = o.clip;
   j["max_ply"] = o.max_ply;
   j["check_weight"] = o.check_weight;
+  j["rare_weight"] = o.rare_weight;
   j["data_mode"] = o.data_mode;
   j["shuffle_buffer"] = o.shuffle_buffer;
   j["processes"] = o.ranks.world_size;
@@ -157,6 +158,8 @@ TrainResult run_train(const TrainOptions& o) {
   if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
   if (!(o.lr > 0)) throw Error("--lr must be positive");
   if (o.check_weight < 1 || o.check_weight > 100) throw Error("--check-weight must be in 1..100");
+  if (o.rare_weight < 1 || o.rare_weight > 100) throw Error("--rare-weight must be in 1..100");
+  const RowWeights weights{o.check_weight, o.rare_weight};
   if (o.data_mode != "auto" && o.data_mode != "memory" && o.data_mode != "stream")
     throw Error("--data-mode " + o.data_mode + ": expected auto, memory or stream");
   if (o.eval_every < 1) throw Error("--eval-every must be at least 1");
@@ -203,7 +206,7 @@ TrainResult run_train(const TrainOptions& o) {
     so.paths = o.data;
     so.batch_size = o.batch_size;
     so.seed = o.seed;
-    so.check_weight = o.check_weight;
+    so.weights = weights;
     so.max_ply = o.max_ply;
     so.val_fraction = o.val.empty() ? o.val_fraction : 0.0;
     so.shuffle_buffer = o.shuffle_buffer;
@@ -231,7 +234,7 @@ TrainResult run_train(const TrainOptions& o) {
       val_rows = load_positions(o.val, val_load);
     }
     train_positions = train_rows.size();
-    source = std::make_unique<MemoryBatches>(train_rows, o.batch_size, o.seed, o.check_weight,
+    source = std::make_unique<MemoryBatches>(train_rows, o.batch_size, o.seed, weights,
                                              BatchSlice{ranks.rank(), ranks.world_size()}, model.inputs);
   }
   val_rows.keep_first(o.val_max);

@@ -29,6 +29,7 @@ struct TrainOptions {
   double clip = 1.0;                  // gradient-norm clipping; 0: off
   int max_ply = -1;                   // train only on positions with ply <= max_ply
   int check_weight = 1;               // positions whose side to move is in check appear this often per epoch
+  int rare_weight = 1;                // positions with a legal castling or en-passant move appear this often
   std::string data_mode = "auto";     // memory | stream | auto (memory when it fits in half the memory)
   uint64_t shuffle_buffer = 1 << 18;  // positions in the shuffle buffer of stream mode
   uint64_t seed = 0;

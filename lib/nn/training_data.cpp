@@ -41,6 +41,7 @@ void CompactPositions::append_row(const CompactPositions& o, size_t r) {
   game.push_back(o.game[r]);
   ply.push_back(o.ply[r]);
   in_check.push_back(o.in_check[r]);
+  rare.push_back(o.rare[r]);
 }
 
 void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset, int max_ply,
@@ -85,7 +86,16 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
     out.legal_begin.push_back(out.legal.size());
     out.game.push_back(game_offset + games[i]);
     out.ply.push_back(int32_t(plies[i]));
-    out.in_check.push_back(encode::side_to_move_in_check(&out.squares[out.squares.size() - 64], out.side.back()));
+    const int8_t* board = &out.squares[out.squares.size() - 64];
+    out.in_check.push_back(encode::side_to_move_in_check(board, out.side.back()));
+    // A legal king move of two files from its square is castling; the en_passant column is
+    // set only when an en-passant capture is legal.
+    bool castles = false;
+    for (uint64_t k = out.legal_begin[out.legal_begin.size() - 2]; k < out.legal.size(); ++k) {
+      const int from = out.legal[k] / 64, to = out.legal[k] % 64;
+      castles |= std::abs(board[from]) == chess::KING && std::abs(from % 8 - to % 8) == 2;
+    }
+    out.rare.push_back(castles || en_passant[i] >= 0);
   }
 }
 
@@ -127,6 +137,7 @@ void CompactPositions::keep_first(size_t n) {
   game.resize(n);
   ply.resize(n);
   in_check.resize(n);
+  rare.resize(n);
 }
 
 bool is_validation_game(int64_t game, double fraction, uint64_t seed) {

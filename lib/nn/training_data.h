@@ -3,6 +3,7 @@
 // (about 60 bytes instead of 4096). Batches expand them to planes and masks.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,6 +27,7 @@ struct CompactPositions {
   std::vector<int64_t> game;                // game number, unique across the loaded files
   std::vector<int32_t> ply;
   std::vector<uint8_t> in_check;  // the side to move is in check
+  std::vector<uint8_t> rare;      // a castling or en-passant move is legal (a few per thousand rows)
 
   size_t size() const { return side.size(); }
   encode::BoardState state(size_t r) const;
@@ -37,6 +39,17 @@ struct CompactPositions {
   void append_row(const CompactPositions& other, size_t r);
   // Drops every row after the first n (none when there are n or fewer).
   void keep_first(size_t n);
+};
+
+// How often a row appears in an epoch: the hard and the rare positions more than once, so that
+// the net sees them often enough (each copy of a row is placed at random in the epoch).
+struct RowWeights {
+  int check = 1;  // rows whose side to move is in check (--check-weight)
+  int rare = 1;   // rows with a legal castling or en-passant move (--rare-weight)
+  int copies(bool in_check, bool rare_move) const {
+    return std::max({1, in_check ? check : 1, rare_move ? rare : 1});
+  }
+  bool repeats_any() const { return check > 1 || rare > 1; }
 };
 
 struct LoadOptions {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "chess/movegen.h"
 #include "data/dataset_reader.h"
 #include "data/tensorize.h"
 #include "encode/encode.h"
@@ -197,22 +198,22 @@ std::vector<std::string> row_keys(const Batch& b) {
   return keys;
 }
 
-// Every row of the dataset (rows in check `check_weight` times), as row_keys.
-std::multiset<std::string> all_row_keys(int check_weight) {
+// Every row of the dataset (each RowWeights::copies times), as row_keys.
+std::multiset<std::string> all_row_keys(const RowWeights& weights) {
   const CompactPositions rows = first_rows(/*max_rows=*/0);  // 0: all
   std::multiset<std::string> keys;
   for (uint32_t r = 0; r < rows.size(); ++r)
-    for (int c = 0; c < (rows.in_check[r] ? check_weight : 1); ++c)
+    for (int c = 0; c < weights.copies(rows.in_check[r], rows.rare[r]); ++c)
       keys.insert(row_keys(make_batch(rows, &r, 1, false, encode::InputKind::PLANES))[0]);
   return keys;
 }
 
-StreamOptions tiny_stream(int check_weight, BatchSlice slice = {}) {
+StreamOptions tiny_stream(const RowWeights& weights, BatchSlice slice = {}) {
   StreamOptions o;
   o.paths = {tiny_dataset()};
   o.batch_size = 1;
   o.seed = 9;
-  o.check_weight = check_weight;
+  o.weights = weights;
   o.shuffle_buffer = 50;  // far fewer than the rows, so rows pass through it
   o.block_rows = 256;     // several blocks
   o.slice = slice;
@@ -227,33 +228,52 @@ std::vector<std::string> stream_epoch(StreamBatches& stream, int64_t epoch) {
   return keys;
 }
 
+// The rows flagged rare are those with a legal castling or en-passant move, by the move generator.
+TEST(TrainingData, RareRowsAreThoseWithALegalCastlingOrEnPassantMove) {
+  const CompactPositions rows = first_rows(0);
+  const data::DatasetReader reader(tiny_dataset());
+  const auto positions = reader.read_board_positions(0, rows.size());
+  size_t rare = 0;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    bool expected = false;
+    for (chess::Move m : chess::MoveList(positions[r]))
+      expected |= m.kind() == chess::MoveKind::CASTLING || m.kind() == chess::MoveKind::EN_PASSANT;
+    ASSERT_EQ(bool(rows.rare[r]), expected) << positions[r].fen();
+    rare += expected;
+  }
+  EXPECT_GT(rare, 0u);
+  EXPECT_EQ(RowWeights({4, 3}).copies(true, true), 4);
+  EXPECT_EQ(RowWeights({4, 3}).copies(false, true), 3);
+  EXPECT_EQ(RowWeights({4, 3}).copies(false, false), 1);
+}
+
 TEST(Stream, AnEpochPassesEveryRowOnceInAShuffledOrder) {
-  for (int check_weight : {1, 3}) {
-    StreamBatches stream(tiny_stream(check_weight));
-    const auto expected = all_row_keys(check_weight);
+  for (const RowWeights weights : {RowWeights{1, 1}, RowWeights{3, 2}}) {
+    StreamBatches stream(tiny_stream(weights));
+    const auto expected = all_row_keys(weights);
     ASSERT_EQ(stream.rows_per_epoch(), expected.size());
     const auto first = stream_epoch(stream, 0), second = stream_epoch(stream, 1);
-    EXPECT_EQ(std::multiset<std::string>(first.begin(), first.end()), expected) << "check weight " << check_weight;
+    EXPECT_EQ(std::multiset<std::string>(first.begin(), first.end()), expected) << "weights " << weights.check;
     EXPECT_EQ(std::multiset<std::string>(second.begin(), second.end()), expected);
     EXPECT_NE(first, second) << "two epochs in the same order";
     EXPECT_NE(first, std::vector<std::string>(expected.begin(), expected.end())) << "not shuffled";
-    StreamBatches again(tiny_stream(check_weight));
+    StreamBatches again(tiny_stream(weights));
     EXPECT_EQ(stream_epoch(again, 0), first) << "not reproducible";
   }
 }
 
 TEST(Stream, RanksReadDisjointPartsThatMakeTheWhole) {
-  StreamBatches rank0(tiny_stream(1, {0, 2})), rank1(tiny_stream(1, {1, 2}));
+  StreamBatches rank0(tiny_stream({}, {0, 2})), rank1(tiny_stream({}, {1, 2}));
   const auto a = stream_epoch(rank0, 0), b = stream_epoch(rank1, 0);
   std::multiset<std::string> both(a.begin(), a.end());
   both.insert(b.begin(), b.end());
-  EXPECT_EQ(both, all_row_keys(1));
+  EXPECT_EQ(both, all_row_keys({}));
   EXPECT_GT(a.size(), 0u);
   EXPECT_GT(b.size(), 0u);
 }
 
 TEST(Stream, AStreamStartedMidwayContinuesAsTheUninterruptedOne) {
-  StreamOptions o = tiny_stream(2);
+  StreamOptions o = tiny_stream(RowWeights{2, 1});
   o.batch_size = 16;
   StreamBatches straight(o), resumed(o);
   const int64_t steps = straight.steps_per_epoch();
