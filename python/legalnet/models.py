@@ -43,39 +43,42 @@ class IndexHead(nn.Module):
         return padded.index_select(1, self.source)
 
 
-class Mlp(nn.Module):
-    def __init__(self, c, planes):
+class _Dense(nn.Module):
+    """The fully connected end of mlp and conv: hidden -> ReLU -> the compact or 4096-wide layer."""
+
+    def __init__(self, c, in_features):
         super().__init__()
         width = int(GEOMETRIC.sum()) if c["geometric_head"] else 4096
-        self.hidden = nn.Linear(planes * 64, c["hidden"])
+        self.hidden = nn.Linear(in_features, c["hidden"])
         self.out = nn.Linear(c["hidden"], width)
         self.head = IndexHead(_geometric_source()) if c["geometric_head"] else None
 
-    def forward(self, x):
-        y = self.out(torch.relu(self.hidden(x.flatten(1))))
-        if self.head is not None:
+    def _dense(self, features):
+        y = self.out(torch.relu(self.hidden(features)))
+        if self.head is not None:  # on the attribute: TorchScript drops the branch when it is None
             return self.head(y)
         return y
 
 
-class ConvNet(nn.Module):
+class Mlp(_Dense):
     def __init__(self, c, planes):
-        super().__init__()
+        super().__init__(c, planes * 64)
+
+    def forward(self, x):
+        return self._dense(x.flatten(1))
+
+
+class ConvNet(_Dense):
+    def __init__(self, c, planes):
+        super().__init__(c, c["channels"] * 64)
         layers, c_in = [], planes
         for _ in range(c["blocks"]):
             layers += [nn.Conv2d(c_in, c["channels"], 3, padding=1), nn.BatchNorm2d(c["channels"]), nn.ReLU()]
             c_in = c["channels"]
         self.tower = nn.Sequential(*layers)
-        width = int(GEOMETRIC.sum()) if c["geometric_head"] else 4096
-        self.hidden = nn.Linear(c["channels"] * 64, c["hidden"])
-        self.out = nn.Linear(c["hidden"], width)
-        self.head = IndexHead(_geometric_source()) if c["geometric_head"] else None
 
     def forward(self, x):
-        y = self.out(torch.relu(self.hidden(self.tower(x).flatten(1))))
-        if self.head is not None:
-            return self.head(y)
-        return y
+        return self._dense(self.tower(x).flatten(1))
 
 
 class ResidualBlock(nn.Module):
