@@ -53,8 +53,8 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   ensure_passive_openmp(argv);
   if (argc < 6) {
-    fmt::print(stderr,
-               "usage: {} DATASET KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS] [ROUNDS] [INPUTS]\n", argv[0]);
+    fmt::print(stderr, "usage: {} DATASET KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS] [ROUNDS] [INPUTS]\n",
+               argv[0]);
     return 2;
   }
   ModelConfig c;
@@ -145,9 +145,10 @@ int main(int argc, char** argv) {
   StreamBatches stream_source(stream_options);
 
   const double flops = c.forward_flops();
-  fmt::print("{} (inputs {}), batch {}, {:.2f} MFLOP a position forward; matmul peak {:.0f} GFLOP/s fp32, {:.0f} bf16 "
-             "(median of {} rounds of {} steps)\n",
-             c.describe(), c.inputs_name(), batch, flops / 1e6, peak_fp32, peak_bf16, rounds, steps);
+  fmt::print(
+      "{} (inputs {}), batch {}, {:.2f} MFLOP a position forward; matmul peak {:.0f} GFLOP/s fp32, {:.0f} bf16 "
+      "(median of {} rounds of {} steps)\n",
+      c.describe(), c.inputs_name(), batch, flops / 1e6, peak_fp32, peak_bf16, rounds, steps);
   std::vector<double> medians;
   for (size_t v = 0; v < variants.size(); ++v) {
     medians.push_back(median(rates[v]));
@@ -161,10 +162,11 @@ int main(int argc, char** argv) {
   const double memory_work = seconds_per_batch(memory_source), stream_work = seconds_per_batch(stream_source);
   fmt::print("  bf16 / fp32 (ready batches): {:.2f}x; channels-last: {:.2f}x of bf16\n", medians[1] / medians[0],
              medians[2] / medians[1]);
-  fmt::print("  loaders ({}): overhead {:+.1f}% memory, {:+.1f}% stream; their work {:.2f} / {:.2f} ms a batch = "
-             "{:.1f}% / {:.1f}% of a {:.1f} ms step\n",
-             precision_name(chosen), 100 * (1 - medians[3] / chosen_ready), 100 * (1 - medians[4] / chosen_ready),
-             1e3 * memory_work, 1e3 * stream_work, 100 * memory_work / step_seconds, 100 * stream_work / step_seconds,
-             1e3 * step_seconds);
+  fmt::print(
+      "  loaders ({}): overhead {:+.1f}% memory, {:+.1f}% stream; their work {:.2f} / {:.2f} ms a batch = "
+      "{:.1f}% / {:.1f}% of a {:.1f} ms step\n",
+      precision_name(chosen), 100 * (1 - medians[3] / chosen_ready), 100 * (1 - medians[4] / chosen_ready),
+      1e3 * memory_work, 1e3 * stream_work, 100 * memory_work / step_seconds, 100 * stream_work / step_seconds,
+      1e3 * step_seconds);
   return 0;
 }

@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
   using namespace legalnet;
   nn::ensure_passive_openmp(argv);
   CLI::App app{
-      "train: trains a policy net (mlp, conv, resnet or attention) to predict the legal moves of a position with binary\n"
+      "train: trains a policy net (mlp, conv, resnet or attention) to predict the legal moves of a position with "
+      "binary\n"
       "cross-entropy, on CPU or CUDA. Data: --data-mode memory loads the datasets compactly (about 160\n"
       "bytes a position) and shuffles whole epochs; stream reads blocks of 8192 rows as training goes\n"
       "through a shuffle buffer (for datasets larger than memory); auto (default) streams only when the\n"

@@ -11,10 +11,10 @@
 
 #include "chess/game_end.h"
 #include "data/dataset_writer.h"
-#include "util/rng.h"
 #include "pgn/pgn_reader.h"
 #include "util/error.h"
 #include "util/progress.h"
+#include "util/rng.h"
 #include "util/thread_pool.h"
 
 namespace legalnet {

@@ -38,7 +38,8 @@ void write_state_planes(const BoardState& s, float* out) {
     const bool ours = (code > 0) == white;
     out[((ours ? 0 : 6) + std::abs(code) - 1) * PLANE_SIZE + (sq ^ flip)] = 1.0f;
   }
-  const uint8_t ours_oo = white ? chess::WHITE_OO : chess::BLACK_OO, ours_ooo = white ? chess::WHITE_OOO : chess::BLACK_OOO;
+  const uint8_t ours_oo = white ? chess::WHITE_OO : chess::BLACK_OO,
+                ours_ooo = white ? chess::WHITE_OOO : chess::BLACK_OOO;
   const uint8_t theirs_oo = white ? chess::BLACK_OO : chess::WHITE_OO,
                 theirs_ooo = white ? chess::BLACK_OOO : chess::WHITE_OOO;
   const uint8_t rights[4] = {ours_oo, ours_ooo, theirs_oo, theirs_ooo};
@@ -90,16 +91,12 @@ BoardState BoardState::of(const chess::Position& pos) {
 
 void write_inputs(InputKind kind, const BoardState& s, float* out) {
   switch (kind) {
-    case InputKind::PLANES:
-      write_board_planes(s, out);
-      return;
+    case InputKind::PLANES: write_board_planes(s, out); return;
     case InputKind::ATTACKS:
       write_board_planes(s, out);
       write_attack_planes(s, false, out + POSITION_SIZE);
       return;
-    case InputKind::STATE:
-      write_state_planes(s, out);
-      return;
+    case InputKind::STATE: write_state_planes(s, out); return;
     case InputKind::STATE_ATTACKS:
       write_state_planes(s, out);
       write_attack_planes(s, true, out + STATE_PLANES * PLANE_SIZE);

@@ -21,10 +21,10 @@ constexpr int INPUT_KIND_NB = 4;
 
 struct InputSpec {
   InputKind kind;
-  const char* name;           // as on the command line and in model files
-  int planes;                 // input planes of 8x8
-  bool mover_frame;           // board and move indices seen from the side to move (ranks flipped for black)
-  bool from_move_generator;   // holds planes computed by the rules engine (attacks, pins, checks)
+  const char* name;          // as on the command line and in model files
+  int planes;                // input planes of 8x8
+  bool mover_frame;          // board and move indices seen from the side to move (ranks flipped for black)
+  bool from_move_generator;  // holds planes computed by the rules engine (attacks, pins, checks)
   const char* description;
 };
 
@@ -36,10 +36,10 @@ std::string input_kind_choices();
 
 // The state of a position as datasets and training rows hold it.
 struct BoardState {
-  int8_t squares[64];     // +type white, -type black, 0 empty; square = rank * 8 + file
-  int8_t side;            // +1 white to move, -1 black
-  uint8_t castling;       // chess::CastlingRights bits: 1 K, 2 Q, 4 k, 8 q
-  int8_t en_passant;      // the square of a legal en-passant capture's target, or -1
+  int8_t squares[64];  // +type white, -type black, 0 empty; square = rank * 8 + file
+  int8_t side;         // +1 white to move, -1 black
+  uint8_t castling;    // chess::CastlingRights bits: 1 K, 2 Q, 4 k, 8 q
+  int8_t en_passant;   // the square of a legal en-passant capture's target, or -1
   static BoardState of(const chess::Position& pos);
 };
 

@@ -1,8 +1,8 @@
 #include "nn/batches.h"
 
 #include "encode/encode.h"
-#include "util/rng.h"
 #include "util/error.h"
+#include "util/rng.h"
 
 namespace legalnet::nn {
 
@@ -43,12 +43,7 @@ int64_t epoch_steps(const CompactPositions& data, int batch_size, const RowWeigh
 
 MemoryBatches::MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, const RowWeights& weights,
                              BatchSlice slice, encode::InputKind inputs)
-    : data_(data),
-      batch_size_(batch_size),
-      seed_(seed),
-      weights_(weights),
-      slice_(slice),
-      inputs_(inputs) {
+    : data_(data), batch_size_(batch_size), seed_(seed), weights_(weights), slice_(slice), inputs_(inputs) {
   steps_per_epoch_ = epoch_steps(data, batch_size * slice.world_size, weights_);
   if (steps_per_epoch_ == 0)
     throw Error("the training set has " + std::to_string(data.size()) + " positions, fewer than one batch of " +

@@ -40,7 +40,8 @@ std::vector<float> predict(const LoadedModel& model, const std::vector<const che
     encode::write_inputs(kind, state, inputs.data_ptr<float>() + i * row_floats);
     sides[i] = state.side;
   }
-  const auto probs = torch::sigmoid(forward_logits(*model.net, inputs.to(device), precision)).to(torch::kCPU).contiguous();
+  const auto probs =
+      torch::sigmoid(forward_logits(*model.net, inputs.to(device), precision)).to(torch::kCPU).contiguous();
   std::vector<float> out(probs.numel());
   for (size_t i = 0; i < positions.size(); ++i)
     encode::to_board_order(kind, sides[i], probs.data_ptr<float>() + i * encode::MOVE_INDICES,
@@ -207,8 +208,9 @@ void print_table(const ordered_json& report) {
   fmt::print("model    {}  ({} parameters)\n", report["model"]["description"].get<std::string>(),
              report["model"]["parameters"].get<int64_t>());
   fmt::print("inputs   {}{}: {}\n", report["model"]["inputs"].get<std::string>(),
-             report["model"]["inputs_from_move_generator"].get<bool>() ? " (ENGINE-ASSISTED: planes from the move generator)"
-                                                                       : " (the position only, nothing derived)",
+             report["model"]["inputs_from_move_generator"].get<bool>()
+                 ? " (ENGINE-ASSISTED: planes from the move generator)"
+                 : " (the position only, nothing derived)",
              report["model"]["inputs_description"].get<std::string>());
   if (report.contains("dataset")) {
     const auto& d = report["dataset"];
@@ -227,7 +229,8 @@ void print_table(const ordered_json& report) {
                  100 * c["precision"].get<double>(), c["legal_moves"].get<uint64_t>());
     const auto& rare = d["rare_moves_whole_set"];
     fmt::print("\n  over the whole set ({} positions, {} with castling or en passant):\n",
-               rare["positions_scanned"].get<uint64_t>(), rare["positions_with_castling_or_en_passant"].get<uint64_t>());
+               rare["positions_scanned"].get<uint64_t>(),
+               rare["positions_with_castling_or_en_passant"].get<uint64_t>());
     for (const char* name : {"castling", "en_passant"})
       fmt::print("  {:<16} {:>8.2f}% {:>9.2f}% {:>10}\n", name, 100 * rare[name]["recall"].get<double>(),
                  100 * rare[name]["precision"].get<double>(), rare[name]["legal_moves"].get<uint64_t>());
@@ -291,10 +294,11 @@ std::string run_evaluate(const EvaluateOptions& o) {
                      {"inputs_description", encode::input_spec(model.config.inputs).description},
                      {"parameters", count_parameters(*model.net)},
                      {"training", ordered_json::parse(model.training_json)}};
-  report["options"] = {{"data", o.data},   {"max_positions", o.max_positions}, {"threshold", o.threshold},
-                       {"games", o.games}, {"opponent", o.opponent},           {"greedy", o.greedy},
-                       {"seed", o.seed},   {"max_plies", o.max_plies},         {"device", device.str()},
-                       {"precision", precision_name(precision)}};
+  report["options"] = {{"data", o.data},           {"max_positions", o.max_positions},
+                       {"threshold", o.threshold}, {"games", o.games},
+                       {"opponent", o.opponent},   {"greedy", o.greedy},
+                       {"seed", o.seed},           {"max_plies", o.max_plies},
+                       {"device", device.str()},   {"precision", precision_name(precision)}};
 
   if (!o.data.empty()) report["dataset"] = dataset_json(evaluate_dataset(model, o, device, precision));
   if (o.games > 0) {
@@ -306,9 +310,10 @@ std::string run_evaluate(const EvaluateOptions& o) {
     g.resample_illegal = o.resample_illegal;
     g.max_plies = o.max_plies;
     g.concurrent = std::max(1, std::min(o.batch_size, o.games));
-    const auto summary = eval::play_games([&](const std::vector<const chess::Position*>& positions,
-                                              std::vector<float>& probs) { probs = predict(model, positions, device, precision); },
-                                          g);
+    const auto summary =
+        eval::play_games([&](const std::vector<const chess::Position*>& positions,
+                             std::vector<float>& probs) { probs = predict(model, positions, device, precision); },
+                         g);
     report["games"] = games_json(summary, g);
   }
   if (!o.fen.empty()) {

@@ -74,7 +74,8 @@ double ModelConfig::forward_flops() const {
   const double d = c.channels, hidden = c.hidden;
   auto conv3x3 = [&](double from, double to) { return 2 * squares * from * to * 9; };
   if (c.kind == "mlp") return 2 * (in * squares * hidden + hidden * moves);
-  if (c.kind == "conv") return conv3x3(in, d) + (c.blocks - 1) * conv3x3(d, d) + 2 * (d * squares * hidden + hidden * moves);
+  if (c.kind == "conv")
+    return conv3x3(in, d) + (c.blocks - 1) * conv3x3(d, d) + 2 * (d * squares * hidden + hidden * moves);
   if (c.kind == "attention") {
     const double per_layer = 2 * squares * (3 * d * d + d * d + 2 * d * hidden) + 2 * 2 * squares * squares * d;
     return 2 * squares * in * d + c.blocks * per_layer + 2 * squares * 2 * d * d + 2 * squares * squares * d;

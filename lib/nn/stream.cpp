@@ -39,7 +39,8 @@ StreamBatches::StreamBatches(const StreamOptions& o) : options_(o) {
       CompactPositions rows;
       read_block(b, rows);
       rows_ += rows.size();
-      for (size_t r = 0; r < rows.size(); ++r) rows_per_epoch_ += uint64_t(o.weights.copies(rows.in_check[r], rows.rare[r]));
+      for (size_t r = 0; r < rows.size(); ++r)
+        rows_per_epoch_ += uint64_t(o.weights.copies(rows.in_check[r], rows.rare[r]));
       continue;
     }
     const auto games = reader.read_row_column(data::GAME, b.start, b.count);

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "util/rng.h"
 #include "nn/batches.h"
+#include "util/rng.h"
 
 namespace legalnet::data {
 class DatasetReader;

@@ -274,7 +274,8 @@ TrainResult run_train(const TrainOptions& o) {
   }
 
   if (verbose) {
-    fmt::print(stderr, "train: {} ({} parameters, {:.1f} MFLOP a position) on {} in {}, {} training / {} validation "
+    fmt::print(stderr,
+               "train: {} ({} parameters, {:.1f} MFLOP a position) on {} in {}, {} training / {} validation "
                "positions, {} steps of {}\n",
                model.describe(), count_parameters(*net), model.forward_flops() / 1e6, device.str(),
                precision_name(precision), train_positions, val_rows.size(), total_steps, global_batch);
@@ -309,7 +310,8 @@ TrainResult run_train(const TrainOptions& o) {
     }
     if (verbose) {
       progress.finish();
-      fmt::print(stderr, "step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s ({:.1f} GFLOP/s)\n",
+      fmt::print(stderr,
+                 "step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s ({:.1f} GFLOP/s)\n",
                  step, train_loss, v.loss, v.precision(), v.recall(), v.f1(), human_count(rate),
                  3 * model.forward_flops() * rate / 1e9);
     }

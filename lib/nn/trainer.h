@@ -33,10 +33,10 @@ struct TrainOptions {
   std::string data_mode = "auto";     // memory | stream | auto (memory when it fits in half the memory)
   uint64_t shuffle_buffer = 1 << 18;  // positions in the shuffle buffer of stream mode
   uint64_t seed = 0;
-  std::string device = "auto";  // auto | cpu | cuda | cuda:N
+  std::string device = "auto";     // auto | cpu | cuda | cuda:N
   std::string precision = "auto";  // auto | fp32 | bf16 (nn/precision.h)
-  int threads = 0;              // 0: all cores
-  int64_t eval_every = 1000;    // steps between metric rows
+  int threads = 0;                 // 0: all cores
+  int64_t eval_every = 1000;       // steps between metric rows
   int64_t checkpoint_every = 2000;
   int64_t stop_at_step = 0;  // end this process after this step, checkpointed (0: never)
   bool resume = false;

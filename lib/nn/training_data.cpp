@@ -8,9 +8,9 @@
 #include "data/dataset_reader.h"
 #include "encode/attack_planes.h"
 #include "encode/encode.h"
-#include "util/rng.h"
 #include "util/error.h"
 #include "util/progress.h"
+#include "util/rng.h"
 
 namespace legalnet::nn {
 

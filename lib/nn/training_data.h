@@ -46,9 +46,7 @@ struct CompactPositions {
 struct RowWeights {
   int check = 1;  // rows whose side to move is in check (--check-weight)
   int rare = 1;   // rows with a legal castling or en-passant move (--rare-weight)
-  int copies(bool in_check, bool rare_move) const {
-    return std::max({1, in_check ? check : 1, rare_move ? rare : 1});
-  }
+  int copies(bool in_check, bool rare_move) const { return std::max({1, in_check ? check : 1, rare_move ? rare : 1}); }
   bool repeats_any() const { return check > 1 || rare > 1; }
 };
 

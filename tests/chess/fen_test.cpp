@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "chess/movegen.h"
-#include "util/rng.h"
 #include "support/helpers.h"
 #include "util/error.h"
+#include "util/rng.h"
 
 namespace legalnet::chess {
 namespace {

@@ -48,8 +48,8 @@ std::string colour_mirror(const std::string& fen) {
     if (fields[2].find(char(c ^ 0x20)) != std::string::npos) castling += c;
   std::string ep = fields[3];
   if (ep != "-") ep[1] = ep[1] == '3' ? '6' : '3';
-  return board + (fields[1] == "w" ? " b " : " w ") + (castling.empty() ? "-" : castling) + " " + ep + " " +
-         fields[4] + " " + fields[5];
+  return board + (fields[1] == "w" ? " b " : " w ") + (castling.empty() ? "-" : castling) + " " + ep + " " + fields[4] +
+         " " + fields[5];
 }
 
 TEST(Inputs, KindsHaveOneNameAndOneSize) {
@@ -166,7 +166,8 @@ TEST(Inputs, TargetsAndBoardOrderAreTheSameMap) {
       write_targets(kind, side, indices.data(), indices.data() + indices.size(), target.data());
       to_board_order(kind, side, target.data(), board.data());
       for (int i = 0; i < MOVE_INDICES; ++i)
-        ASSERT_EQ(board[size_t(i)], std::count(indices.begin(), indices.end(), i) ? 1.0f : 0.0f) << input_spec(kind).name;
+        ASSERT_EQ(board[size_t(i)], std::count(indices.begin(), indices.end(), i) ? 1.0f : 0.0f)
+            << input_spec(kind).name;
       for (int i = 0; i < MOVE_INDICES; ++i) ASSERT_EQ(network_index(kind, side, network_index(kind, side, i)), i);
     }
   }

@@ -23,8 +23,8 @@
 #include "nn/evaluator.h"
 #include "nn/metrics.h"
 #include "nn/model_file.h"
-#include "nn/precision.h"
 #include "nn/models.h"
+#include "nn/precision.h"
 #include "nn/stream.h"
 #include "nn/trainer.h"
 #include "support/helpers.h"
@@ -98,8 +98,8 @@ TEST(Models, ShapesAndFixedOffIndices) {
   attention.inputs = encode::InputKind::STATE;
   ModelConfig resnet_state = config("resnet", 0, 2, 8);
   resnet_state.inputs = encode::InputKind::STATE_ATTACKS;
-  for (const auto& c : {config("mlp", 32, 0, 0), config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attacks, attention,
-                        resnet_state}) {
+  for (const auto& c : {config("mlp", 32, 0, 0), config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attacks,
+                        attention, resnet_state}) {
     const auto planes = torch::randn({3, c.input_planes(), 8, 8});
     auto net = make_model(c);
     const auto logits = net->forward(planes);
@@ -498,9 +498,9 @@ TEST(ModelFile, ThePythonPackageReproducesTheCppNetworksAndInputs) {
     std::ofstream fen_file(name + ".fens");
     for (const auto& fen : fens) fen_file << fen << "\n";
     fen_file.close();
-    const std::string out = test::run_command(test::python_path() + " " + LEGALNET_TEST_SOURCE_DIR +
-                                              "/python/check_against_cpp.py " + name + " " + tiny_dataset() + " " +
-                                              std::to_string(rows.size()) + " 2>&1");
+    const std::string out =
+        test::run_command(test::python_path() + " " + LEGALNET_TEST_SOURCE_DIR + "/python/check_against_cpp.py " +
+                          name + " " + tiny_dataset() + " " + std::to_string(rows.size()) + " 2>&1");
     EXPECT_NE(out.find("ok: " + c.describe()), std::string::npos) << out;
     // And back in C++: the file alone rebuilds the network.
     const LoadedModel loaded = load_model(name + ".pt", torch::kCPU);
