@@ -12,7 +12,11 @@ namespace {
 
 int run_perft(const std::string& fen, int depth) {
   using namespace legalnet::chess;
-  Position pos(fen == "startpos" ? START_FEN : std::string_view(fen));
+  std::string dropped;  // void castling rights are dropped, as python-chess and Stockfish read them
+  Position pos(fen == "startpos" ? START_FEN : std::string_view(fen), &dropped);
+  if (!dropped.empty())
+    fmt::print(stderr, "gen_moves: note: castling rights '{}' dropped (the king or rook is not on its square)\n",
+               dropped);
   uint64_t total = 0;
   for (const auto& [move, nodes] : perft_divide(pos, depth)) {
     fmt::print("{}: {}\n", to_uci(move), nodes);

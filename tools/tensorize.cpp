@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "tensorize: replays PGN games (gen_moves output or real games; plain, .gz or .zst) and writes an HDF5\n"
       "dataset: positions int8 (N,7,8,8), legal_moves uint8 (N,4096), and per-row/per-game provenance.\n"
-      "See docs/dataset.md. Games with an illegal or unparseable move are reported and skipped."};
+      "See docs/dataset.md. A game that cannot be read (syntax, a bad FEN tag, an illegal move) or that is\n"
+      "another variant (Variant tag, Chess960) is reported and skipped; a file that is not PGN fails the run."};
   app.set_version_flag("--version", std::string("tensorize ") + VERSION + " (" + GIT_DESCRIBE + ")");
   TensorizeOptions opt;
   app.require_subcommand(0, 1);
@@ -28,7 +29,9 @@ int main(int argc, char** argv) {
   app.add_option("--split", opt.split, "Fractions by game for train,val[,test] files, e.g. 0.9,0.05,0.05")
       ->delimiter(',');
   app.add_option("--split-seed", opt.split_seed, "Seed of the split by game")->capture_default_str();
-  app.add_flag("--quiet,-q", opt.quiet, "No progress line and no summary");
+  app.add_flag("--quiet,-q", opt.quiet, "No progress line, no notes and no summary (skipped games are still reported)");
+  app.add_option("--stats-json", opt.stats_json,
+                 "Also write the summary as JSON to this file: games read, kept and skipped by reason");
   data::MergeOptions merge;
   auto* merge_cmd = app.add_subcommand(
       "merge",

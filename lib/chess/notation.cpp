@@ -1,5 +1,7 @@
 #include "chess/notation.h"
 
+#include <cctype>
+
 #include "util/error.h"
 
 namespace legalnet::chess {
@@ -107,15 +109,24 @@ Move parse_san(const Position& pos, std::string_view text, const MoveList& legal
     san_error(text, "castling is illegal in " + pos.fen());
   }
 
-  // Promotion suffix: =Q, Q or (Q).
+  // "exd6 e.p." written as one token.
+  if (s.size() > 4 && s.substr(s.size() - 4) == "e.p.") s.remove_suffix(4);
+
+  // Promotion suffix: =Q, Q or (Q) after the destination square; d8q in UCI-style text.
   PieceType promotion = NO_PIECE_TYPE;
+  auto after_square = [&](size_t suffix) { return s.size() > suffix && is_rank(s[s.size() - suffix - 1]); };
   if (s.size() >= 3 && s.back() == ')' && s[s.size() - 3] == '(') {
     promotion = piece_from_letter(s[s.size() - 2]);
+    if (promotion == NO_PIECE_TYPE) san_error(text, "'" + std::string(1, s[s.size() - 2]) + "' is not a piece");
     s.remove_suffix(3);
-  } else if (!s.empty() && piece_from_letter(s.back()) != NO_PIECE_TYPE) {
-    promotion = piece_from_letter(s.back());
+  } else if (s.size() >= 2 && s[s.size() - 2] == '=') {
+    promotion = piece_from_letter(char(std::toupper(static_cast<unsigned char>(s.back()))));
+    if (promotion == NO_PIECE_TYPE) san_error(text, "'" + std::string(1, s.back()) + "' is not a piece");
+    s.remove_suffix(2);
+  } else if (after_square(1) && piece_from_letter(char(std::toupper(static_cast<unsigned char>(s.back())))) !=
+                                    NO_PIECE_TYPE) {
+    promotion = piece_from_letter(char(std::toupper(static_cast<unsigned char>(s.back()))));
     s.remove_suffix(1);
-    if (!s.empty() && s.back() == '=') s.remove_suffix(1);
   }
   if (promotion == KING) san_error(text, "cannot promote to a king");
 
@@ -124,9 +135,11 @@ Move parse_san(const Position& pos, std::string_view text, const MoveList& legal
   s.remove_suffix(2);
   if (!s.empty() && (s.back() == 'x' || s.back() == ':' || s.back() == '-')) s.remove_suffix(1);
 
-  PieceType piece = PAWN;
-  if (!s.empty() && piece_from_letter(s.front()) != NO_PIECE_TYPE) {
-    piece = piece_from_letter(s.front());
+  // The piece letter; without one the move is a pawn's, unless a whole origin square names it
+  // (UCI-style g1f3 and long algebraic e1-g1).
+  PieceType piece = NO_PIECE_TYPE;
+  if (!s.empty() && (piece_from_letter(s.front()) != NO_PIECE_TYPE || s.front() == 'P')) {
+    piece = s.front() == 'P' ? PAWN : piece_from_letter(s.front());
     s.remove_prefix(1);
   }
   int from_file = -1, from_rank = -1;
@@ -139,12 +152,14 @@ Move parse_san(const Position& pos, std::string_view text, const MoveList& legal
     s.remove_prefix(1);
   }
   if (!s.empty()) san_error(text, "not SAN");
-  if (promotion != NO_PIECE_TYPE && piece != PAWN) san_error(text, "only pawns promote");
+  const bool whole_origin = from_file >= 0 && from_rank >= 0;
+  if (piece == NO_PIECE_TYPE && !whole_origin) piece = PAWN;
+  if (promotion != NO_PIECE_TYPE && piece != PAWN && piece != NO_PIECE_TYPE) san_error(text, "only pawns promote");
 
   Move found = Move::none();
   int matches = 0;
   for (Move m : legal) {
-    if (m.to() != to || pos.moved_piece_type(m) != piece) continue;
+    if (m.to() != to || (piece != NO_PIECE_TYPE && pos.moved_piece_type(m) != piece)) continue;
     if (from_file >= 0 && file_of(m.from()) != from_file) continue;
     if (from_rank >= 0 && rank_of(m.from()) != from_rank) continue;
     if (m.kind() == MoveKind::PROMOTION) {

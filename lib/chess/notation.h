@@ -20,9 +20,9 @@ void append_san_body(const Position& pos, Move m, const MoveList& legal, std::st
 std::string to_san(Position& pos, Move m);
 
 // Parses SAN and returns the legal move it names. Lenient as real PGN requires: accepts
-// 0-0 for O-O, e8Q and e8(Q) for e8=Q, a missing or wrong '+'/'#'/'x', trailing !? marks and
-// long forms such as Ng1f3 or e2e4. Throws legalnet::Error for an unparseable, illegal or
-// ambiguous move, saying which.
+// 0-0 for O-O, e8Q and e8(Q) for e8=Q, a missing or wrong '+'/'#'/'x', trailing !? marks, an
+// "e.p." suffix, long algebraic (Ng1-f3, e2-e4, Pe2e4) and UCI in movetext (g1f3, e1g1, d7d8r).
+// Throws legalnet::Error for an unparseable, illegal or ambiguous move, saying which.
 Move parse_san(const Position& pos, std::string_view text);
 Move parse_san(const Position& pos, std::string_view text, const MoveList& legal);
 

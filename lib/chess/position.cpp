@@ -96,9 +96,11 @@ std::string square_name(Square s) { return {char('a' + file_of(s)), char('1' + r
 
 Position::Position() : Position(START_FEN) {}
 
-Position::Position(std::string_view fen) {
+Position::Position(std::string_view fen) : Position(fen, nullptr) {}
+
+Position::Position(std::string_view fen, std::string* dropped) {
   ensure_tables();
-  set_fen(fen);
+  set_fen(fen, dropped);
 }
 
 void Position::put_piece(Piece p, Square s) {
@@ -126,11 +128,12 @@ void Position::move_piece(Square from, Square to) {
 // FEN has six space-separated fields (the last two, the counters, may be left out):
 //  1. placement, rank 8 first, files a..h, digits for empty squares, PNBRQK white, pnbrqk black
 //  2. side to move, w or b
-//  3. castling rights, '-' or a subset of KQkq (the king and that rook must be on their squares)
+//  3. castling rights, '-' or a subset of KQkq (the king and that rook must be on their squares;
+//     Chess960's file letters, Shredder-FEN and X-FEN, are refused by name)
 //  4. en-passant target square behind a pawn that has just made a double push, or '-'
 //  5. halfmove clock (plies since the last capture or pawn move)
 //  6. fullmove number, starting at 1
-void Position::set_fen(std::string_view fen) {
+void Position::set_fen(std::string_view fen, std::string* dropped_castling) {
   std::memset(board_, 0, sizeof board_);
   std::memset(by_type_, 0, sizeof by_type_);
   std::memset(by_color_, 0, sizeof by_color_);
@@ -181,14 +184,21 @@ void Position::set_fen(std::string_view fen) {
   if (fields[2] != "-") {
     for (char c : fields[2]) {
       const size_t idx = std::string_view("KQkq").find(c);
+      if ((c >= 'A' && c <= 'H') || (c >= 'a' && c <= 'h'))
+        fen_error(3, "castling letter '" + std::string(1, c) + "' is Chess960's (Shredder-FEN), not standard chess");
       if (idx == std::string_view::npos) fen_error(3, "bad castling letter '" + std::string(1, c) + "'");
       const uint8_t right = uint8_t(1 << idx);
       if (castling & right) fen_error(3, "castling letter '" + std::string(1, c) + "' repeated");
       const Color color = idx < 2 ? WHITE : BLACK;
       const Square king = color == WHITE ? SQ_E1 : SQ_E8;
       const Square rook = Square((color == WHITE ? SQ_A1 : SQ_A8) + (idx % 2 == 0 ? 7 : 0));
-      if (board_[king] != make_piece(color, KING) || board_[rook] != make_piece(color, ROOK))
+      if (board_[king] != make_piece(color, KING) || board_[rook] != make_piece(color, ROOK)) {
+        if (dropped_castling) {
+          *dropped_castling += c;
+          continue;
+        }
         fen_error(3, "castling right '" + std::string(1, c) + "' but the king or rook is not on its square");
+      }
       castling |= right;
     }
   }

@@ -32,6 +32,10 @@ class Position {
   Position();
   // Parses a FEN; throws legalnet::Error naming the field at fault (see position.cpp).
   explicit Position(std::string_view fen);
+  // The same, but castling rights whose king or rook has left its square are dropped, as
+  // python-chess and chessops read them (FEN tags of studies carry such void rights); their
+  // letters are appended to *dropped.
+  Position(std::string_view fen, std::string* dropped);
 
   // FEN output. The en-passant field is set only when an en-passant capture is legal,
   // as python-chess and Stockfish write it.
@@ -80,7 +84,7 @@ class Position {
   void put_piece(Piece p, Square s);
   void remove_piece(Square s);
   void move_piece(Square from, Square to);
-  void set_fen(std::string_view fen);
+  void set_fen(std::string_view fen, std::string* dropped_castling);
   // The en-passant target after a double push to `to` by the side not to move, if a capture
   // there is legal; SQ_NONE otherwise.
   Square legal_ep_target(Square to) const;

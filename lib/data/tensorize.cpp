@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 #include <sys/stat.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <deque>
 #include <future>
@@ -16,11 +18,14 @@
 #include "util/progress.h"
 #include "util/rng.h"
 #include "util/thread_pool.h"
+#include "util/version.h"
 
 namespace legalnet {
 namespace {
 
 constexpr size_t GAMES_PER_BATCH = 32;
+// A file of 100,000 variant games should not print 100,000 lines: the summary counts them all.
+constexpr uint64_t MAX_SKIP_MESSAGES_PER_REASON = 20;
 
 struct PendingGame {
   PgnGame pgn;
@@ -34,6 +39,8 @@ struct EncodedBatch {
     data::GameInfo info;
     uint32_t first_row = 0, last_row = 0;
     std::string error;  // non-empty: the game is skipped
+    std::string skip_reason;
+    std::string note;
     uint64_t number = 0;
     int first_line = 0;
     std::string source_path;
@@ -63,9 +70,11 @@ EncodedBatch encode_batch(const std::vector<PendingGame>& batch, const std::vect
         replay_pgn_game(pgn, [&](const chess::Position& pos, const chess::MoveList& legal, chess::Move played) {
           out.rows.add(pos, legal, played, ply++);
         });
+    g.note = replayed.note;
     if (!replayed.error.empty()) {
       // Drop the rows of a bad game: nothing of it reaches the dataset.
       g.error = replayed.error;
+      g.skip_reason = replayed.skip_reason;
       out.rows.truncate(g.first_row);
     } else {
       const chess::MoveList final_moves(replayed.end);
@@ -86,6 +95,32 @@ EncodedBatch encode_batch(const std::vector<PendingGame>& batch, const std::vect
 uint64_t file_size(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+}
+
+void write_stats_json(const TensorizeOptions& o, const TensorizeSummary& s) {
+  nlohmann::ordered_json j;
+  j["tool"] = "tensorize";
+  j["version"] = VERSION;
+  j["command_line"] = o.command_line;
+  j["inputs"] = o.inputs;
+  j["games_read"] = s.games_read;
+  j["games_kept"] = s.games;
+  j["games_skipped"] = s.skipped_games;
+  j["skipped_by_reason"] = s.skipped_by_reason;
+  j["games_with_notes"] = s.games_with_notes;
+  j["positions"] = s.positions;
+  j["duplicate_positions_dropped"] = s.dropped_duplicates;
+  j["stopped_at_max_positions"] = s.stopped_at_max_positions;
+  nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < s.outputs.size(); ++i)
+    outputs.push_back({{"path", s.outputs[i]}, {"positions", s.output_positions[i]}});
+  j["outputs"] = outputs;
+  j["bytes"] = s.bytes;
+  j["seconds"] = s.seconds;
+  j["positions_per_second"] = s.seconds > 0 ? double(s.positions) / s.seconds : 0.0;
+  OutputFile out(o.stats_json);
+  out.write(j.dump(2) + "\n");
+  out.commit();
 }
 
 }  // namespace
@@ -139,14 +174,28 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
   auto consume = [&](EncodedBatch batch) {
     for (const auto& g : batch.games) {
       if (stop) return;
+      ++summary.games_read;
       if (!g.error.empty()) {
         const std::string message =
             fmt::format("{}: game {} (line {}): {}", g.source_path, g.number, g.first_line, g.error);
         if (o.strict) throw Error(message);
-        progress.finish();
-        fmt::print(stderr, "tensorize: skipped {}\n", message);
         ++summary.skipped_games;
+        const uint64_t same_reason = ++summary.skipped_by_reason[g.skip_reason];
+        if (same_reason <= MAX_SKIP_MESSAGES_PER_REASON) {
+          progress.finish();
+          fmt::print(stderr, "tensorize: skipped {}\n", message);
+          if (same_reason == MAX_SKIP_MESSAGES_PER_REASON)
+            fmt::print(stderr, "tensorize: further games skipped for '{}' are only counted in the summary\n",
+                       g.skip_reason);
+        }
         continue;
+      }
+      if (!g.note.empty()) {
+        if (++summary.games_with_notes <= MAX_SKIP_MESSAGES_PER_REASON && !o.quiet) {
+          progress.finish();
+          fmt::print(stderr, "tensorize: note: {}: game {} (line {}): {}\n", g.source_path, g.number, g.first_line,
+                     g.note);
+        }
       }
       size_t part = 0;
       if (!o.split.empty()) {
@@ -218,6 +267,7 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
     summary.bytes += file_size(writers[i]->path());
   }
   summary.seconds = progress.elapsed_seconds();
+  if (!o.stats_json.empty()) write_stats_json(o, summary);
   if (!o.quiet) {
     const double secs = std::max(summary.seconds, 1e-9);
     fmt::print(stderr,
@@ -225,6 +275,13 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
                summary.games, summary.positions, summary.skipped_games, summary.seconds,
                human_count(double(summary.positions) / secs),
                summary.positions ? double(summary.bytes) / double(summary.positions) : 0.0);
+    if (summary.games_read != summary.games)
+      fmt::print(stderr, "  {} games read: {} kept, {} skipped\n", summary.games_read, summary.games,
+                 summary.skipped_games);
+    for (const auto& [reason, count] : summary.skipped_by_reason)
+      fmt::print(stderr, "  skipped for {}: {}\n", reason, count);
+    if (summary.games_with_notes)
+      fmt::print(stderr, "  {} games kept with a note (read leniently)\n", summary.games_with_notes);
     if (o.dedupe) fmt::print(stderr, "  {} duplicate positions dropped\n", summary.dropped_duplicates);
     if (summary.stopped_at_max_positions)
       fmt::print(stderr, "  stopped at --max-positions {} (before a game that would exceed it)\n", o.max_positions);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,16 @@ struct TensorizeOptions {
   std::vector<double> split;   // fractions for train/val/test files; empty: one file
   uint64_t split_seed = 0;
   bool quiet = false;
+  std::string stats_json;  // also write the summary as JSON here
   std::string command_line;
 };
 
+// What was read, kept and skipped, so that a user can reconcile it against the files:
+// games_read = games (kept) + skipped_games (+ games after a --max-positions stop, not read).
 struct TensorizeSummary {
-  uint64_t games = 0, positions = 0, skipped_games = 0, dropped_duplicates = 0;
+  uint64_t games_read = 0, games = 0, positions = 0, skipped_games = 0, dropped_duplicates = 0;
+  std::map<std::string, uint64_t> skipped_by_reason;  // "illegal or unreadable move", "variant Atomic", ...
+  uint64_t games_with_notes = 0;                      // read leniently, e.g. void castling rights dropped
   bool stopped_at_max_positions = false;
   std::vector<std::string> outputs;
   std::vector<uint64_t> output_positions;

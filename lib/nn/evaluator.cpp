@@ -5,6 +5,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 
 #include "chess/notation.h"
 #include "data/dataset_reader.h"
@@ -274,6 +275,18 @@ std::string run_evaluate(const EvaluateOptions& o) {
   if (o.data.empty() && o.games == 0 && o.fen.empty()) throw Error("nothing to do: give --data, --games or --fen");
   if (o.opponent != "random" && o.opponent != "self") throw Error("--opponent must be random or self");
   if (!o.picture.empty() && o.fen.empty()) throw Error("--picture needs --fen");
+  std::optional<chess::Position> shown;  // --fen, read before any costly work
+  if (!o.fen.empty()) {
+    std::string dropped;  // void castling rights are dropped, as python-chess reads them
+    try {
+      shown.emplace(o.fen == "startpos" ? chess::START_FEN : std::string_view(o.fen), &dropped);
+    } catch (const Error& e) {
+      throw Error(std::string("--fen: ") + e.what());
+    }
+    if (!dropped.empty())
+      fmt::print(stderr, "evaluate: note: castling rights '{}' dropped (the king or rook is not on its square)\n",
+                 dropped);
+  }
   const torch::Device device = pick_device(o.device);
   const Precision precision = resolve_precision(o.precision, device);
   configure_threads(o.threads);
@@ -317,7 +330,7 @@ std::string run_evaluate(const EvaluateOptions& o) {
     report["games"] = games_json(summary, g);
   }
   if (!o.fen.empty()) {
-    const chess::Position pos(o.fen == "startpos" ? chess::START_FEN : std::string_view(o.fen));
+    const chess::Position& pos = *shown;
     const std::vector<float> probs = predict(model, {&pos}, device, precision);
     bool legal[encode::MOVE_INDICES] = {};
     for (chess::Move m : chess::MoveList(pos)) legal[encode::move_index(m)] = true;

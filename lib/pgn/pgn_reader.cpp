@@ -1,6 +1,6 @@
 #include "pgn/pgn_reader.h"
 
-#include <cstring>
+#include <cctype>
 
 #include "chess/notation.h"
 #include "util/error.h"
@@ -8,7 +8,12 @@
 namespace legalnet {
 namespace {
 
-bool is_result(std::string_view t) { return t == "1-0" || t == "0-1" || t == "1/2-1/2" || t == "*"; }
+// The result tokens, and the draw written "1/2" or with one-half signs, read as "1/2-1/2".
+std::string_view result_of(std::string_view t) {
+  if (t == "1-0" || t == "0-1" || t == "1/2-1/2" || t == "*") return t;
+  if (t == "1/2" || t == "\xC2\xBD-\xC2\xBD") return "1/2-1/2";
+  return {};
+}
 
 // A token that is only a move number: "12.", "12...", "12" (without dots it is not a move).
 bool is_move_number(std::string_view t) {
@@ -28,13 +33,58 @@ bool ends_token(char c) {
     case '}':
     case '(':
     case ')':
+    case '[':
     case ';': return true;
     default: return false;
   }
 }
 
-// Annotation glyphs written apart from the move: "!", "?!", etc.
-bool is_annotation(std::string_view t) { return t.find_first_not_of("!?") == std::string_view::npos; }
+// Tokens that annotate rather than move: "!", "?!", an "e.p." written apart from its capture,
+// and NAGs, also as some exporters escape them ("\$14").
+bool is_annotation(std::string_view t) {
+  return t.find_first_not_of("!?") == std::string_view::npos || t == "e.p." || t[0] == '$' ||
+         (t.size() > 1 && t[0] == '\\' && t[1] == '$');
+}
+
+bool is_tag_name_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// A line that is one whole tag pair, `[Name "value"]`: where a comment or variation was never
+// closed, such a line starts the next game.
+bool is_tag_pair_line(std::string_view line) {
+  size_t i = line.find_first_not_of(" \t");
+  if (i == std::string_view::npos || line[i] != '[') return false;
+  size_t j = i + 1;
+  while (j < line.size() && is_tag_name_char(line[j])) ++j;
+  if (j == i + 1 || j == line.size() || (line[j] != ' ' && line[j] != '\t')) return false;
+  j = line.find_first_not_of(" \t", j);
+  if (j == std::string_view::npos || line[j] != '"') return false;
+  for (++j; j < line.size() && line[j] != '"'; ++j)
+    if (line[j] == '\\') ++j;
+  if (j >= line.size()) return false;
+  j = line.find_first_not_of(" \t", j + 1);
+  return j != std::string_view::npos && line[j] == ']' && line.find_first_not_of(" \t", j + 1) == std::string_view::npos;
+}
+
+// The Variant tag's values that mean standard chess (compared lowercase, without spaces or dashes).
+std::string variant_key(std::string_view variant) {
+  std::string v;
+  for (char c : variant)
+    if (c != ' ' && c != '-' && c != '_') v += char(std::tolower(static_cast<unsigned char>(c)));
+  return v;
+}
+
+bool is_standard_variant(std::string_view variant) {
+  const std::string v = variant_key(variant);
+  return v.empty() || v == "standard" || v == "chess" || v == "normal" || v == "fromposition";
+}
+
+std::string variant_name(std::string_view variant) {
+  const std::string v = variant_key(variant);
+  if (v == "chess960" || v == "fischerandom" || v == "fischerrandom" || v == "960") return "Chess960";
+  return std::string(variant);
+}
 
 }  // namespace
 
@@ -44,157 +94,214 @@ std::string_view PgnGame::tag(std::string_view name) const {
   return {};
 }
 
-PgnReader::PgnReader(const std::string& path) : input_(path), buffer_(1 << 18) {}
-
-void PgnReader::syntax_error(const std::string& what) const {
-  throw Error(path() + ":" + std::to_string(line_number_) + ": " + what);
+int PgnGame::tag_line(std::string_view name) const {
+  for (size_t i = 0; i < tags.size(); ++i)
+    if (tags[i].first == name) return tag_lines[i];
+  return 0;
 }
 
-bool PgnReader::read_line(std::string& line) {
-  if (has_pending_) {
-    has_pending_ = false;
-    line = std::move(pending_);
-    ++line_number_;
-    return true;
-  }
-  line.clear();
+PgnReader::PgnReader(const std::string& path) : input_(path), buffer_(1 << 18) {}
+
+// Lines end at LF, CRLF or a lone CR (old Mac files). A byte-order mark at the start of any
+// line is dropped: files joined with cat carry one where each began.
+bool PgnReader::read_line() {
+  line_.clear();
+  col_ = 0;
+  bool any = false;
   for (;;) {
     if (pos_ == end_) {
       end_ = input_.read(buffer_.data(), buffer_.size());
       pos_ = 0;
       if (end_ == 0) {
-        if (line.empty()) return false;
+        if (!any) return false;
         break;
       }
     }
+    if (skip_lf_) {
+      skip_lf_ = false;
+      if (buffer_[pos_] == '\n') {
+        ++pos_;
+        continue;
+      }
+    }
+    any = true;
     const char* start = buffer_.data() + pos_;
-    const void* nl = std::memchr(start, '\n', end_ - pos_);
-    if (nl) {
-      const size_t n = size_t(static_cast<const char*>(nl) - start);
-      line.append(start, n);
-      pos_ += n + 1;
+    const char* stop = buffer_.data() + end_;
+    const char* p = start;
+    while (p < stop && *p != '\n' && *p != '\r') ++p;
+    line_.append(start, size_t(p - start));
+    pos_ += size_t(p - start);
+    if (p < stop) {
+      skip_lf_ = *p == '\r';
+      ++pos_;
       break;
     }
-    line.append(start, end_ - pos_);
-    pos_ = end_;
   }
   ++line_number_;
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line_number_ == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
+  if (line_.compare(0, 3, "\xEF\xBB\xBF") == 0) line_.erase(0, 3);
+  if (line_.find('\0') != std::string::npos && pgn_like_games_ == 0)
+    throw Error(path() + ":" + std::to_string(line_number_) + ": binary data (a NUL byte): not a PGN file");
+  return true;
+}
+
+void PgnReader::fail_game(PgnGame& game, int line, const std::string& why) const {
+  if (!game.error.empty()) return;  // the first problem is the one to report
+  game.error = why;
+  game.error_line = line;
+}
+
+// Reads `[Name "value"]` at col_; movetext may follow on the same line.
+void PgnReader::read_tag(PgnGame& game) {
+  const std::string_view line = line_;
+  size_t i = col_ + 1;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  const size_t name_start = i;
+  while (i < line.size() && is_tag_name_char(line[i])) ++i;
+  const std::string name(line.substr(name_start, i - name_start));
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  auto malformed = [&](const std::string& why) {
+    fail_game(game, line_number_, why + ": " + std::string(line.substr(col_, 60)));
+    col_ = line.size();
+  };
+  if (name.empty()) return malformed("malformed tag (no name)");
+  if (i == line.size() || line[i] != '"') return malformed("malformed tag (no quoted value)");
+  std::string value;
+  for (++i; i < line.size() && line[i] != '"'; ++i) {
+    if (line[i] == '\\' && i + 1 < line.size()) ++i;
+    value += line[i];
+  }
+  if (i == line.size()) return malformed("unterminated tag value");
+  ++i;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  if (i == line.size() || line[i] != ']') return malformed("tag not closed by ']'");
+  col_ = i + 1;
+  if (!game.first_line) game.first_line = line_number_;
+  game.tags.emplace_back(name, std::move(value));
+  game.tag_lines.push_back(line_number_);
+}
+
+bool PgnReader::finish(PgnGame& game, bool numbered) {
+  game.number = ++games_;
+  if (numbered || !game.tags.empty() || !game.result.empty()) ++pgn_like_games_;
   return true;
 }
 
 bool PgnReader::next(PgnGame& game) {
-  game.tags.clear();
-  game.sans.clear();
-  game.san_lines.clear();
-  game.result.clear();
-  game.first_line = 0;
-
-  std::string line;
-  bool in_movetext = false;
-  int comment_depth = 0;    // inside {...}
-  int variation_depth = 0;  // inside (...)
-  int comment_start = 0;
-  while (read_line(line)) {
-    if (comment_depth == 0 && !line.empty() && line[0] == '%') continue;  // escape line
-    size_t i = 0;
-    if (comment_depth == 0 && variation_depth == 0) {
-      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-      if (i == line.size()) continue;
-      if (line[i] == '[') {
-        if (in_movetext) {  // a new game starts before this one had a result
-          pending_ = std::move(line);
-          has_pending_ = true;
-          --line_number_;
-          break;
-        }
-        const size_t name_end = line.find_first_of(" \t\"]", i + 1);
-        const size_t open = line.find('"', i);
-        if (name_end == std::string::npos || open == std::string::npos) syntax_error("malformed tag: " + line);
-        std::string value;
-        size_t j = open + 1;
-        for (; j < line.size() && line[j] != '"'; ++j) {
-          if (line[j] == '\\' && j + 1 < line.size()) ++j;
-          value += line[j];
-        }
-        if (j == line.size()) syntax_error("unterminated tag value: " + line);
-        if (!game.first_line) game.first_line = line_number_;
-        game.tags.emplace_back(line.substr(i + 1, name_end - i - 1), std::move(value));
+  game = PgnGame{};
+  bool in_movetext = false;  // a movetext token was read: a tag now starts the next game
+  int comment_depth = 0;     // inside {...}
+  int variation_depth = 0;   // inside (...)
+  int open_line = 0;         // where the outermost open comment or variation began
+  bool numbered = false;     // the movetext began with a move number
+  for (;;) {
+    if (col_ >= line_.size()) {
+      if (!read_line()) break;
+      if (comment_depth == 0 && !line_.empty() && line_[0] == '%') {  // escape line
+        col_ = line_.size();
         continue;
       }
+      if ((comment_depth > 0 || variation_depth > 0) && is_tag_pair_line(line_)) {
+        // Never closed: this line's tag begins the next game; the open one is lost.
+        fail_game(game, open_line,
+                  comment_depth > 0 ? "comment '{' never closed" : "variation '(' never closed");
+        return finish(game, numbered);
+      }
+      if (line_.find('\0') != std::string::npos) {
+        fail_game(game, line_number_, "binary data (a NUL byte)");
+        col_ = line_.size();
+      }
+      continue;
     }
-    if (!game.first_line) game.first_line = line_number_;
-    in_movetext = true;
-    // Movetext tokens.
-    while (i < line.size()) {
-      const char c = line[i];
-      if (comment_depth > 0) {
-        if (c == '}') --comment_depth;
-        ++i;
-        continue;
-      }
-      if (c == '{') {
+    const char c = line_[col_];
+    if (comment_depth > 0) {
+      const size_t close = line_.find('}', col_);
+      col_ = close == std::string::npos ? line_.size() : close + 1;
+      if (close != std::string::npos) comment_depth = 0;
+      continue;
+    }
+    switch (c) {
+      case ' ':
+      case '\t': ++col_; continue;
+      case '{':
         comment_depth = 1;
-        comment_start = line_number_;
-        ++i;
+        if (variation_depth == 0) open_line = line_number_;
+        ++col_;
         continue;
-      }
-      if (c == ';') break;  // rest-of-line comment
-      if (c == '(') {
-        ++variation_depth;
-        ++i;
+      case ';': col_ = line_.size(); continue;  // rest-of-line comment
+      case '(':
+        if (variation_depth++ == 0) open_line = line_number_;
+        ++col_;
         continue;
-      }
-      if (c == ')') {
-        if (variation_depth > 0) --variation_depth;
-        ++i;
+      case ')':
+        if (variation_depth > 0) --variation_depth;  // a stray one at the top level is skipped
+        ++col_;
         continue;
-      }
-      if (c == ' ' || c == '\t') {
-        ++i;
+      case '}': ++col_; continue;  // a stray closing brace
+      case '[':
+        if (variation_depth > 0) {
+          ++col_;
+          continue;
+        }
+        if (in_movetext) return finish(game, numbered);  // the next game begins before this one had a result
+        read_tag(game);
         continue;
-      }
-      if (c == '}') {  // a stray closing brace: skip it
-        ++i;
-        continue;
-      }
-      size_t j = i + 1;  // c is none of the delimiters handled above
-      while (j < line.size() && !ends_token(line[j])) ++j;
-      std::string_view token(line.data() + i, j - i);
-      i = j;
-      if (variation_depth > 0) continue;
-      if (token[0] == '$') continue;  // NAG
-      if (is_result(token)) {
-        game.result = std::string(token);
-        game.number = ++games_;
-        return true;
-      }
-      if (is_move_number(token) || is_annotation(token)) continue;
-      // "1.e4" and "1...e5": a move number glued to the move.
-      const size_t dots = token.find_last_of('.');
-      if (dots != std::string_view::npos && token[0] >= '0' && token[0] <= '9') token.remove_prefix(dots + 1);
-      game.sans.emplace_back(token);
-      game.san_lines.push_back(line_number_);
+      default: break;
     }
+    size_t j = col_ + 1;
+    while (j < line_.size() && !ends_token(line_[j])) ++j;
+    std::string_view token(line_.data() + col_, j - col_);
+    col_ = j;
+    if (variation_depth > 0) continue;
+    if (!game.first_line) game.first_line = line_number_;
+    if (!in_movetext) numbered = is_move_number(token);
+    in_movetext = true;
+    if (const std::string_view result = result_of(token); !result.empty()) {
+      game.result = std::string(result);
+      return finish(game, numbered);
+    }
+    if (is_move_number(token) || is_annotation(token)) continue;
+    // "1.e4" and "1...e5": a move number glued to the move.
+    const size_t dots = token.find_last_of('.');
+    if (dots != std::string_view::npos && token[0] >= '0' && token[0] <= '9') token.remove_prefix(dots + 1);
+    if (token.empty()) continue;
+    game.sans.emplace_back(token);
+    game.san_lines.push_back(line_number_);
   }
-  if (comment_depth > 0) {
-    line_number_ = comment_start;
-    syntax_error("comment '{' never closed");
+  if (comment_depth > 0) fail_game(game, open_line, "comment '{' never closed");
+  if (variation_depth > 0) fail_game(game, open_line, "variation '(' never closed");
+  if (!in_movetext && game.tags.empty() && game.error.empty()) {
+    if (games_ > 0 && pgn_like_games_ == 0)
+      throw Error(path() + ": not PGN: no tag pair, move number or result in " + std::to_string(line_number_) +
+                  " lines");
+    return false;
   }
-  if (!in_movetext && game.tags.empty()) return false;
-  game.number = ++games_;
-  return true;
+  return finish(game, numbered);
 }
 
 ReplayedGame replay_pgn_game(const PgnGame& game, const PlyVisitor& visit) {
   ReplayedGame r;
+  if (!game.error.empty()) {
+    r.error = "line " + std::to_string(game.error_line) + ": " + game.error;
+    r.skip_reason = skip_reason::SYNTAX;
+    return r;
+  }
+  if (const std::string_view variant = game.tag("Variant"); !is_standard_variant(variant)) {
+    r.skip_reason = "variant " + variant_name(variant);
+    r.error = "line " + std::to_string(game.tag_line("Variant")) + ": a " + variant_name(variant) +
+              " game (Variant tag), not standard chess";
+    return r;
+  }
   const std::string_view fen = game.tag("FEN");
   if (!fen.empty()) {
     try {
-      r.start = chess::Position(fen);
+      std::string dropped;
+      r.start = chess::Position(fen, &dropped);
+      if (!dropped.empty())
+        r.note = "FEN tag: castling rights '" + dropped + "' dropped (the king or rook is not on its square)";
     } catch (const Error& e) {
-      r.error = "line " + std::to_string(game.first_line) + ": FEN tag: " + e.what();
+      r.error = "line " + std::to_string(game.tag_line("FEN")) + ": FEN tag: " + e.what();
+      r.skip_reason = std::string(e.what()).find("Chess960") != std::string::npos ? "variant Chess960"
+                                                                                   : skip_reason::FEN_TAG;
       return r;
     }
   }
@@ -209,6 +316,7 @@ ReplayedGame replay_pgn_game(const PgnGame& game, const PlyVisitor& visit) {
       r.moves.push_back(m);
     } catch (const Error& e) {
       r.error = "line " + std::to_string(game.san_lines[i]) + ", ply " + std::to_string(i + 1) + ": " + e.what();
+      r.skip_reason = skip_reason::MOVE;
       break;
     }
   }

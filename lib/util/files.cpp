@@ -230,6 +230,12 @@ InputFile::InputFile(const std::string& path) : path_(path) {
     d->zstd = ZSTD_createDCtx();
   } else {
     d->kind = Compression::NONE;
+    // A name that promises compression over data that is not: a mistake worth stopping for,
+    // not text to read as it is.
+    const Compression named = compression_for(path);
+    if (named != Compression::NONE && d->end > 0)
+      throw Error("'" + path + "' is not " + (named == Compression::GZIP ? "gzip" : "zstd") +
+                  " data, as its name says");
   }
   decoder_ = std::move(d);
 }

@@ -84,6 +84,8 @@ const BadFen BAD_FENS[] = {
     {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - x 1", "FEN field 5: halfmove clock 'x' is not a number"},
     {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 -3", "FEN field 6: fullmove number '-3' is not a number"},
     {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 99999999999 1", "FEN field 5: halfmove clock"},
+    {"bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRKRN w GEge - 0 1",
+     "FEN field 3: castling letter 'G' is Chess960's (Shredder-FEN), not standard chess"},
     {"4k3/8/8/8/8/8/8/4K2R b - - 0 1", ""},  // legal: sanity check of the table itself
     {"4k2R/8/8/8/8/8/8/4K3 w - - 0 1", "FEN field 1: the side not to move is in check"},
 };
@@ -101,6 +103,21 @@ TEST(Fen, EveryErrorPathGivesAPreciseMessage) {
       EXPECT_NE(std::string(e.what()).find(bad.error), std::string::npos) << e.what() << "\n  expected: " << bad.error;
     }
   }
+}
+
+// Studies' FEN tags keep rights whose king or rook has moved; python-chess and chessops drop
+// them, and so does the lenient reading (Stockfish's perft agrees with the cleaned FEN).
+TEST(Fen, VoidCastlingRightsAreDroppedWhenAsked) {
+  const char* fen = "r3k2r/8/8/8/8/8/8/R4K1R w KQkq - 0 1";  // the white king has left e1
+  EXPECT_THROW(Position{fen}, Error);
+  std::string dropped;
+  const Position pos(fen, &dropped);
+  EXPECT_EQ(dropped, "KQ");
+  EXPECT_EQ(pos.fen(), "r3k2r/8/8/8/8/8/8/R4K1R w kq - 0 1");
+  dropped.clear();
+  const Position clean("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", &dropped);
+  EXPECT_EQ(dropped, "");
+  EXPECT_EQ(clean.castling_rights(), 15);
 }
 
 }  // namespace

@@ -61,6 +61,25 @@ TEST(San, LenientInput) {
   EXPECT_EQ(to_uci(parse_san(start, "Nf3?!")), "g1f3");
 }
 
+// Forms other readers accept in real files: UCI and long algebraic movetext, "e.p.".
+TEST(San, UciLongAlgebraicAndEnPassantSuffix) {
+  Position start;
+  EXPECT_EQ(to_uci(parse_san(start, "g1f3")), "g1f3");  // a knight, named only by its square
+  EXPECT_EQ(to_uci(parse_san(start, "Ng1-f3")), "g1f3");
+  EXPECT_EQ(to_uci(parse_san(start, "e2-e4")), "e2e4");
+  EXPECT_EQ(to_uci(parse_san(start, "Pe2e4")), "e2e4");
+  Position castle("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1");
+  EXPECT_EQ(to_uci(parse_san(castle, "e1g1")), "e1g1");
+  EXPECT_EQ(parse_san(castle, "e1c1").kind(), MoveKind::CASTLING);
+  Position promo("1r2k3/P7/8/8/8/8/8/4K3 w - - 0 1");
+  EXPECT_EQ(to_uci(parse_san(promo, "a7a8r")), "a7a8r");
+  EXPECT_EQ(to_uci(parse_san(promo, "a7b8n")), "a7b8n");
+  EXPECT_EQ(to_uci(parse_san(promo, "a7xb8=b")), "a7b8b");
+  Position ep("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2");
+  EXPECT_EQ(to_uci(parse_san(ep, "exd6e.p.")), "e5d6");
+  EXPECT_EQ(to_uci(parse_san(ep, "exd6e.p.+")), "e5d6");
+}
+
 TEST(San, RejectsIllegalAmbiguousAndGarbage) {
   Position start;
   auto message = [&](const char* san) {
@@ -77,6 +96,9 @@ TEST(San, RejectsIllegalAmbiguousAndGarbage) {
   EXPECT_NE(message("Zf3").find("not SAN"), std::string::npos);
   EXPECT_NE(message("").find("empty move"), std::string::npos);
   EXPECT_NE(message("e8=K").find("cannot promote to a king"), std::string::npos);
+  EXPECT_EQ(message("K"), "move 'K': no destination square");  // a truncated move, not a promotion
+  EXPECT_EQ(message("e8=X"), "move 'e8=X': 'X' is not a piece");
+  EXPECT_NE(message("g1f4").find("move 'g1f4': illegal"), std::string::npos);
   Position knights("4k3/8/8/8/8/8/8/1N2KN2 w - - 0 1");
   EXPECT_THROW(parse_san(knights, "Nd2"), Error);
   Position promo("4k3/P7/8/8/8/8/8/4K3 w - - 0 1");

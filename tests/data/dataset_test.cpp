@@ -3,6 +3,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "data/dataset_format.h"
@@ -213,6 +214,36 @@ TEST(Dataset, BadGamesAreSkippedOrFatalWithStrict) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/strict.h5"));
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+}
+
+// The real-world corpus through the tool: one bad game never costs a file, and the summary
+// reconciles games read = kept + skipped, by reason, with the corpus's own expectations.
+TEST(Dataset, TensorizeTheCorpusCountsEveryGameAndKeepsEveryGoodOne) {
+  const std::string dir = test::temp_dir("corpus");
+  const std::string corpus = std::string(LEGALNET_TEST_SOURCE_DIR) + "/pgn/corpus";
+  std::string inputs;
+  uint64_t kept = 0, read = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(corpus)) {
+    inputs += " --in " + entry.path().string();
+    std::ifstream in(entry.path());
+    std::string first;
+    std::getline(in, first);
+    first = first.substr(0, first.find('\r'));
+    read += std::stoull(first.substr(first.find("read=") + 5));
+    kept += std::stoull(first.substr(first.find("kept=") + 5));
+  }
+  test::run_command(test::bin_dir() + "/tensorize -q" + inputs + " --out " + dir + "/c.h5 --stats-json " + dir +
+                    "/stats.json 2>/dev/null");
+  const auto stats = nlohmann::json::parse(test::read_file(dir + "/stats.json"));
+  EXPECT_EQ(stats["games_read"].get<uint64_t>(), read);
+  EXPECT_EQ(stats["games_kept"].get<uint64_t>(), kept);
+  EXPECT_EQ(stats["games_skipped"].get<uint64_t>(), read - kept);
+  EXPECT_EQ(stats["skipped_by_reason"]["variant Chess960"].get<uint64_t>(), 2u);
+  EXPECT_EQ(stats["skipped_by_reason"]["variant Atomic"].get<uint64_t>(), 1u);
+  EXPECT_EQ(stats["games_with_notes"].get<uint64_t>(), 1u);
+  data::DatasetReader reader(dir + "/c.h5");
+  EXPECT_EQ(reader.num_games(), kept);
+  EXPECT_EQ(stats["positions"].get<uint64_t>(), reader.num_positions());
 }
 
 TEST(Dataset, MergedShardsReadLikeTheUnshardedDataset) {

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "chess/notation.h"
 #include "support/helpers.h"
@@ -92,21 +95,139 @@ TEST(PgnReader, BadMovesAreReportedWithLineAndPly) {
   const ReplayedGame bad = replay_pgn_game(games[0]);
   EXPECT_EQ(bad.error.rfind("line 4, ply 3: move 'Ke3': illegal", 0), 0u) << bad.error;
   EXPECT_EQ(bad.moves.size(), 2u);
-  EXPECT_EQ(replay_pgn_game(games[1]).error.rfind("line 6: FEN tag: FEN has 3 fields", 0), 0u);
+  // Reported at the FEN tag's own line, not the game's first.
+  EXPECT_EQ(replay_pgn_game(games[1]).error.rfind("line 7: FEN tag: FEN has 3 fields", 0), 0u)
+      << replay_pgn_game(games[1]).error;
+  EXPECT_EQ(replay_pgn_game(games[1]).skip_reason, skip_reason::FEN_TAG);
   EXPECT_EQ(replay_pgn_game(games[2]).error, "");
 }
 
-TEST(PgnReader, UnclosedCommentAndMissingFileAreErrors) {
-  const std::string path = write_fixture("open.pgn", "[Event \"x\"]\n\n1. e4 {never closed\n2. d4\n");
-  PgnReader reader(path);
-  PgnGame g;
+TEST(PgnReader, AnUnclosedCommentCostsOnlyItsGameAndAMissingFileIsAnError) {
+  const auto games = read_all(write_fixture("open.pgn", "[Event \"x\"]\n\n1. e4 {never closed\n2. d4\n"));
+  ASSERT_EQ(games.size(), 1u);
+  EXPECT_EQ(games[0].error, "comment '{' never closed");
+  EXPECT_EQ(games[0].error_line, 3);
+  const ReplayedGame r = replay_pgn_game(games[0]);
+  EXPECT_EQ(r.error, "line 3: comment '{' never closed");
+  EXPECT_EQ(r.skip_reason, skip_reason::SYNTAX);
   try {
-    reader.next(g);
-    ADD_FAILURE() << "accepted";
+    PgnReader reader("/nonexistent.pgn");
+    ADD_FAILURE() << "opened";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), path + ":3: comment '{' never closed");
+    EXPECT_EQ(std::string(e.what()), "cannot open '/nonexistent.pgn': No such file or directory");
   }
-  EXPECT_THROW(PgnReader("/nonexistent.pgn"), Error);
+}
+
+// A file that is not PGN at all fails as a whole, naming why; a PGN file never does.
+TEST(PgnReader, FilesThatAreNotPgnFail) {
+  auto failure = [](const std::string& path) -> std::string {
+    try {
+      read_all(path);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "read";
+  };
+  const std::string binary = write_fixture("binary.pgn", std::string("\x7f" "ELF\x02\x01\0\0garbage", 14));
+  EXPECT_EQ(failure(binary), binary + ":1: binary data (a NUL byte): not a PGN file");
+  const std::string prose = write_fixture("readme.pgn", "This is a README.\nIt has words, not games.\n");
+  EXPECT_EQ(failure(prose), prose + ": not PGN: no tag pair, move number or result in 2 lines");
+  const std::string fake_zst = write_fixture("games.pgn.zst", "[Event \"x\"]\n\n1. e4 *\n");
+  EXPECT_EQ(failure(fake_zst), "'" + fake_zst + "' is not zstd data, as its name says");
+  const std::string fake_gz = write_fixture("games.pgn.gz", "1. e4 *\n");
+  EXPECT_EQ(failure(fake_gz), "'" + fake_gz + "' is not gzip data, as its name says");
+  EXPECT_EQ(failure(write_fixture("empty.pgn", "")), "read");
+  EXPECT_EQ(failure(write_fixture("blank.pgn", "\n\n  \n")), "read");
+}
+
+// The corpus: one small file for each pattern of real-world PGN, its expectations on its first
+// line ("% expect: read=N kept=N rows=N skipped=REASON:N,... [notes=N]", a PGN escape line).
+struct Expected {
+  uint64_t read = 0, kept = 0, rows = 0, notes = 0;
+  std::map<std::string, uint64_t> skipped;
+};
+
+Expected expectations_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string first;
+  std::getline(in, first);
+  first = first.substr(0, first.find('\r'));
+  EXPECT_EQ(first.rfind("% expect: ", 0), 0u) << path;
+  Expected e;
+  std::istringstream fields(first.substr(10));
+  std::string field;
+  // Fields are separated by spaces, but reasons may hold spaces: a field starts with "name=".
+  std::vector<std::string> parts;
+  while (fields >> field) {
+    if (field.find('=') == std::string::npos && !parts.empty())
+      parts.back() += " " + field;
+    else
+      parts.push_back(field);
+  }
+  for (const std::string& part : parts) {
+    const std::string name = part.substr(0, part.find('=')), value = part.substr(part.find('=') + 1);
+    if (name == "read") e.read = std::stoull(value);
+    if (name == "kept") e.kept = std::stoull(value);
+    if (name == "rows") e.rows = std::stoull(value);
+    if (name == "notes") e.notes = std::stoull(value);
+    if (name == "skipped") {
+      std::istringstream reasons(value);
+      std::string item;
+      while (std::getline(reasons, item, ','))
+        e.skipped[item.substr(0, item.rfind(':'))] = std::stoull(item.substr(item.rfind(':') + 1));
+    }
+  }
+  return e;
+}
+
+TEST(PgnReader, RealWorldPatternsCorpus) {
+  const std::string dir = std::string(LEGALNET_TEST_SOURCE_DIR) + "/pgn/corpus";
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string path = entry.path().string();
+    SCOPED_TRACE(path);
+    const Expected expected = expectations_of(path);
+    Expected got;
+    for (const PgnGame& game : read_all(path)) {
+      ++got.read;
+      const ReplayedGame r = replay_pgn_game(game);
+      if (!r.error.empty()) {
+        ++got.skipped[r.skip_reason];
+        continue;
+      }
+      ++got.kept;
+      got.rows += r.moves.size();
+      got.notes += !r.note.empty();
+    }
+    EXPECT_EQ(got.read, expected.read);
+    EXPECT_EQ(got.kept, expected.kept);
+    EXPECT_EQ(got.rows, expected.rows);
+    EXPECT_EQ(got.notes, expected.notes);
+    EXPECT_EQ(got.skipped, expected.skipped);
+    ++files;
+  }
+  EXPECT_GE(files, 8u);
+}
+
+// The reader's game boundaries on the patterns that used to lose games.
+TEST(PgnReader, GamesAfterABrokenOneAreKeptWithTheirOwnNumbersAndLines) {
+  const std::string text =
+      "[Event \"1\"]\n\n1. e4 (1. d4 d5 *\n\n"  // the variation is never closed
+      "[Event \"2\"]\n\n1. c4 c5 *\n"
+      "[Event \"3\"] [Site \"s\"] 1. Nf3 Nf6 1/2 [Event \"4\"]\n1. g3 *\n";
+  const auto games = read_all(write_fixture("boundaries.pgn", text));
+  ASSERT_EQ(games.size(), 4u);
+  EXPECT_EQ(games[0].error, "variation '(' never closed");
+  EXPECT_EQ(games[0].error_line, 3);
+  EXPECT_EQ(games[1].number, 2u);
+  EXPECT_EQ(games[1].first_line, 5);
+  EXPECT_EQ(uci_line(games[1]), "c2c4 c7c5");
+  EXPECT_EQ(games[2].tag("Site"), "s");
+  EXPECT_EQ(games[2].result, "1/2-1/2");
+  EXPECT_EQ(uci_line(games[2]), "g1f3 g8f6");
+  EXPECT_EQ(games[3].tag("Event"), "4");
+  EXPECT_EQ(games[3].first_line, 8);
+  EXPECT_EQ(uci_line(games[3]), "g2g3");
 }
 
 TEST(PgnReader, TruncatedCompressedInputIsAnError) {
