@@ -5,8 +5,9 @@
 #include "chess/notation.h"
 #include "chess/perft.h"
 #include "games/gen_moves.h"
+#include "util/console.h"
+#include "cli_options.h"
 #include "util/tool_main.h"
-#include "util/version.h"
 
 namespace {
 
@@ -15,7 +16,7 @@ int run_perft(const std::string& fen, int depth) {
   std::string dropped;  // void castling rights are dropped, as python-chess and Stockfish read them
   Position pos(fen == "startpos" ? START_FEN : std::string_view(fen), &dropped);
   if (!dropped.empty())
-    fmt::print(stderr, "gen_moves: note: castling rights '{}' dropped (the king or rook is not on its square)\n",
+    legalnet::say("gen_moves: note: castling rights '{}' dropped (the king or rook is not on its square)\n",
                dropped);
   uint64_t total = 0;
   for (const auto& [move, nodes] : perft_divide(pos, depth)) {
@@ -34,21 +35,23 @@ int main(int argc, char** argv) {
       "gen_moves: plays random legal chess games (each move uniform among the legal moves) and writes them as PGN.\n"
       "Games end by python-chess's is_game_over() rules. The same --seed gives byte-identical output for any\n"
       "--threads; shard K of M holds the contiguous block of games [K*N/M, (K+1)*N/M)."};
-  app.set_version_flag("--version", std::string("gen_moves ") + VERSION + " (" + GIT_DESCRIBE + ")");
+  legalnet::cli::set_version(app, "gen_moves");
 
   GenMovesOptions opt;
-  app.add_option("--games,-n", opt.games, "Number of games in the whole run")->capture_default_str();
+  app.add_option("--games,-n", opt.games, "Number of games in the whole run")
+      ->check(cli::in_range(0, cli::MAX_COUNT))
+      ->capture_default_str();
   app.add_option("--seed,-s", opt.seed, "Random seed")->capture_default_str();
   app.add_option("--out,-o", opt.out, "Output PGN ('-' for stdout; .gz or .zst compress)")->capture_default_str();
   app.add_option("--threads,-t", opt.threads, "Worker threads")->capture_default_str()->check(CLI::Range(1, 1024));
   app.add_option("--start-fen", opt.start_fen, "Start every game from this FEN instead of the start position");
   app.add_option("--max-plies", opt.max_plies, "Stop a game after this many plies (Result '*'); 0: no limit")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 100000));
   auto* shard = app.add_option("--shard", opt.shard,
                                "Make only shard K (0-based) of --num-shards; default from "
                                "SLURM_ARRAY_TASK_ID when SLURM_ARRAY_TASK_COUNT is set");
-  app.add_option("--num-shards", opt.num_shards, "Number of shards")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--num-shards", opt.num_shards, "Number of shards")->capture_default_str()->check(CLI::Range(1, 1000000));
   app.add_flag("--quiet,-q", opt.quiet, "No progress line and no summary");
   app.add_option("--stats-json", opt.stats_json, "Also write the summary as JSON to this file");
 
@@ -59,11 +62,7 @@ int main(int argc, char** argv) {
   perft_cmd->add_option("--fen", fen, "Position as FEN, or 'startpos'")->capture_default_str();
   perft_cmd->add_option("--depth", depth, "Depth in plies")->required()->check(CLI::Range(1, 20));
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (const int status = legalnet::cli::parse(app, argc, argv, "gen_moves"); status >= 0) return status;
   return report_errors("gen_moves", [&] {
     if (*perft_cmd) return run_perft(fen, depth);
     apply_slurm_array_shard(opt, shard->count() > 0);

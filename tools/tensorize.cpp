@@ -4,8 +4,9 @@
 
 #include "data/dataset_merge.h"
 #include "data/tensorize.h"
+#include "util/console.h"
+#include "cli_options.h"
 #include "util/tool_main.h"
-#include "util/version.h"
 
 int main(int argc, char** argv) {
   using namespace legalnet;
@@ -14,7 +15,7 @@ int main(int argc, char** argv) {
       "dataset: positions int8 (N,7,8,8), legal_moves uint8 (N,4096), and per-row/per-game provenance.\n"
       "See docs/dataset.md. A game that cannot be read (syntax, a bad FEN tag, an illegal move) or that is\n"
       "another variant (Variant tag, Chess960) is reported and skipped; a file that is not PGN fails the run."};
-  app.set_version_flag("--version", std::string("tensorize ") + VERSION + " (" + GIT_DESCRIBE + ")");
+  cli::set_version(app, "tensorize");
   TensorizeOptions opt;
   app.require_subcommand(0, 1);
   app.add_option("--in,-i", opt.inputs, "Input PGN file ('-' for stdin); repeat for several");
@@ -25,7 +26,8 @@ int main(int argc, char** argv) {
   app.add_flag("--strict", opt.strict, "Stop at the first bad game instead of skipping it");
   app.add_flag("--include-final", opt.include_final, "Also write each game's final position (played_move -1)");
   app.add_flag("--dedupe", opt.dedupe, "Drop positions already written (same placement, side, castling, e.p.)");
-  app.add_option("--max-positions", opt.max_positions, "Stop before the game that would exceed this many rows");
+  app.add_option("--max-positions", opt.max_positions, "Stop before the game that would exceed this many rows (0: no limit)")
+      ->check(cli::in_range(0, cli::MAX_COUNT));
   app.add_option("--split", opt.split, "Fractions by game for train,val[,test] files, e.g. 0.9,0.05,0.05")
       ->delimiter(',');
   app.add_option("--split-seed", opt.split_seed, "Seed of the split by game")->capture_default_str();
@@ -40,18 +42,14 @@ int main(int argc, char** argv) {
   merge_cmd->add_option("--out,-o", merge.out, "Joined dataset (.h5)")->required();
   merge_cmd->add_option("inputs", merge.inputs, "Shard datasets, in order")->required();
   merge_cmd->add_flag("--copy", merge.copy, "Copy the shards' data into the output instead of referring to it");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (const int status = cli::parse(app, argc, argv, "tensorize"); status >= 0) return status;
   opt.command_line = command_line(argc, argv);
   return report_errors("tensorize", [&] {
     if (*merge_cmd) {
       merge.command_line = opt.command_line;
       const auto summary = data::merge_datasets(merge);
       if (!opt.quiet)
-        fmt::print(stderr, "tensorize merge: {} games, {} positions from {} shards into {}\n", summary.games,
+        say("tensorize merge: {} games, {} positions from {} shards into {}\n", summary.games,
                    summary.positions, merge.inputs.size(), merge.out);
       return 0;
     }

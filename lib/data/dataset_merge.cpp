@@ -74,6 +74,9 @@ void write_rows(hid_t dataset, hid_t type, uint64_t first, uint64_t count, const
 MergeSummary merge_datasets(const MergeOptions& o) {
   if (o.inputs.empty()) throw Error("merge: no input datasets");
   if (o.out.empty()) throw Error("merge: no output: give --out FILE.h5");
+  std::vector<NamedPath> shards;
+  for (const auto& in : o.inputs) shards.push_back({"a shard", in});
+  check_outputs_are_not_inputs({{"--out", o.out}}, shards);
   h5::silence_errors();
   const fs::path out_dir = fs::absolute(o.out).parent_path();
 

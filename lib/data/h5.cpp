@@ -13,10 +13,18 @@ herr_t keep_message(unsigned, const H5E_error2_t* error, void* out) {
   return 0;
 }
 
+// HDF5's innermost message, in the user's words: a failed system call's own text ("No space
+// left on device") rather than the driver's dump of descriptors, buffers and byte counts.
 std::string hdf5_message() {
   std::string message;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, keep_message, &message);
   H5Eclear2(H5E_DEFAULT);
+  const std::string marker = "error message = '";
+  if (const size_t at = message.find(marker); at != std::string::npos) {
+    const size_t start = at + marker.size(), end = message.find('\'', start);
+    message = message.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  }
+  message = message.substr(0, message.find('\n'));
   return message.empty() ? "HDF5 error" : message;
 }
 

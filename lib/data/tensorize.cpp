@@ -14,7 +14,9 @@
 #include "chess/game_end.h"
 #include "data/dataset_writer.h"
 #include "pgn/pgn_reader.h"
+#include "util/console.h"
 #include "util/error.h"
+#include "util/files.h"
 #include "util/progress.h"
 #include "util/rng.h"
 #include "util/thread_pool.h"
@@ -154,9 +156,17 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
       throw Error("--split needs 2 or 3 fractions that add up to 1, e.g. 0.9,0.05,0.05");
   }
 
-  ThreadPool pool(o.threads);
   std::vector<std::string> part_names =
       o.split.empty() ? std::vector<std::string>{"all"} : split_part_names(o.split.size());
+  {
+    std::vector<NamedPath> outputs, inputs;
+    for (const auto& part : part_names)
+      outputs.push_back({"--out", o.split.empty() ? o.out : split_output_path(o.out, part)});
+    outputs.push_back({"--stats-json", o.stats_json});
+    for (const auto& in : o.inputs) inputs.push_back({"--in", in});
+    check_outputs_are_not_inputs(outputs, inputs);
+  }
+  ThreadPool pool(o.threads);
   std::vector<std::unique_ptr<data::DatasetWriter>> writers;
   for (const auto& part : part_names)
     writers.push_back(
@@ -183,9 +193,9 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
         const uint64_t same_reason = ++summary.skipped_by_reason[g.skip_reason];
         if (same_reason <= MAX_SKIP_MESSAGES_PER_REASON) {
           progress.finish();
-          fmt::print(stderr, "tensorize: skipped {}\n", message);
+          say("tensorize: skipped {}\n", message);
           if (same_reason == MAX_SKIP_MESSAGES_PER_REASON)
-            fmt::print(stderr, "tensorize: further games skipped for '{}' are only counted in the summary\n",
+            say("tensorize: further games skipped for '{}' are only counted in the summary\n",
                        g.skip_reason);
         }
         continue;
@@ -193,7 +203,7 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
       if (!g.note.empty()) {
         if (++summary.games_with_notes <= MAX_SKIP_MESSAGES_PER_REASON && !o.quiet) {
           progress.finish();
-          fmt::print(stderr, "tensorize: note: {}: game {} (line {}): {}\n", g.source_path, g.number, g.first_line,
+          say("tensorize: note: {}: game {} (line {}): {}\n", g.source_path, g.number, g.first_line,
                      g.note);
         }
       }
@@ -270,23 +280,23 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
   if (!o.stats_json.empty()) write_stats_json(o, summary);
   if (!o.quiet) {
     const double secs = std::max(summary.seconds, 1e-9);
-    fmt::print(stderr,
+    say(
                "tensorize: {} games, {} positions, {} skipped games, {:.2f} s, {} positions/s, {:.1f} bytes/position\n",
                summary.games, summary.positions, summary.skipped_games, summary.seconds,
                human_count(double(summary.positions) / secs),
                summary.positions ? double(summary.bytes) / double(summary.positions) : 0.0);
     if (summary.games_read != summary.games)
-      fmt::print(stderr, "  {} games read: {} kept, {} skipped\n", summary.games_read, summary.games,
+      say("  {} games read: {} kept, {} skipped\n", summary.games_read, summary.games,
                  summary.skipped_games);
     for (const auto& [reason, count] : summary.skipped_by_reason)
-      fmt::print(stderr, "  skipped for {}: {}\n", reason, count);
+      say("  skipped for {}: {}\n", reason, count);
     if (summary.games_with_notes)
-      fmt::print(stderr, "  {} games kept with a note (read leniently)\n", summary.games_with_notes);
-    if (o.dedupe) fmt::print(stderr, "  {} duplicate positions dropped\n", summary.dropped_duplicates);
+      say("  {} games kept with a note (read leniently)\n", summary.games_with_notes);
+    if (o.dedupe) say("  {} duplicate positions dropped\n", summary.dropped_duplicates);
     if (summary.stopped_at_max_positions)
-      fmt::print(stderr, "  stopped at --max-positions {} (before a game that would exceed it)\n", o.max_positions);
+      say("  stopped at --max-positions {} (before a game that would exceed it)\n", o.max_positions);
     for (size_t i = 0; i < summary.outputs.size(); ++i)
-      fmt::print(stderr, "  {}: {} positions\n", summary.outputs[i], summary.output_positions[i]);
+      say("  {}: {} positions\n", summary.outputs[i], summary.output_positions[i]);
   }
   return summary;
 }

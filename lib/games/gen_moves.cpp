@@ -9,6 +9,7 @@
 
 #include "games/random_game.h"
 #include "pgn/pgn_writer.h"
+#include "util/console.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
@@ -79,12 +80,12 @@ void write_stats_json(const GenMovesOptions& options, const GenMovesStats& stats
 
 void print_summary(const GenMovesStats& s) {
   const double secs = std::max(s.seconds, 1e-9);
-  fmt::print(stderr, "gen_moves: {} games, {} plies, {:.1f} plies/game, {:.2f} s, {} games/s, {} plies/s\n", s.games,
+  say("gen_moves: {} games, {} plies, {:.1f} plies/game, {:.2f} s, {} games/s, {} plies/s\n", s.games,
              s.plies, s.games ? double(s.plies) / double(s.games) : 0.0, s.seconds, human_count(double(s.games) / secs),
              human_count(double(s.plies) / secs));
   for (int i = 1; i <= MAX_PLIES_INDEX; ++i) {
     if (!s.endings[i]) continue;
-    fmt::print(stderr, "  {:<24} {:>10} {:6.2f}%\n", ending_name(i), s.endings[i],
+    say("  {:<24} {:>10} {:6.2f}%\n", ending_name(i), s.endings[i],
                100.0 * double(s.endings[i]) / double(std::max<uint64_t>(s.games, 1)));
   }
 }
@@ -138,6 +139,7 @@ GenMovesStats run_gen_moves(const GenMovesOptions& options) {
     throw Error(fmt::format("--shard {} is not in 0..{}", options.shard, options.num_shards - 1));
   if (options.threads < 1) throw Error("--threads must be at least 1");
   if (options.max_plies < 0) throw Error("--max-plies must not be negative");
+  check_outputs_are_not_inputs({{"--out", options.out}, {"--stats-json", options.stats_json}}, {});
   const chess::Position start =
       options.start_fen.empty() ? chess::Position() : chess::Position(std::string_view(options.start_fen));
 

@@ -1,6 +1,7 @@
 #include "nn/evaluator.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "nn/device.h"
 #include "nn/model_file.h"
 #include "nn/precision.h"
+#include "util/console.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
@@ -101,6 +103,8 @@ DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& 
   uint64_t total = 0;
   for (const auto& path : o.data) total += data::DatasetReader(path).num_positions();
   if (o.max_positions) total = std::min(total, o.max_positions);
+  if (total == 0)  // a BCE of 0 and a precision of 0 would read as figures
+    throw Error("--data: " + fmt::format("{}", fmt::join(o.data, ", ")) + " holds no positions to measure");
   Progress progress("positions", total, !o.quiet && stderr_is_terminal());
   uint64_t done = 0;
   for (const auto& path : o.data) {
@@ -275,6 +279,11 @@ std::string run_evaluate(const EvaluateOptions& o) {
   if (o.data.empty() && o.games == 0 && o.fen.empty()) throw Error("nothing to do: give --data, --games or --fen");
   if (o.opponent != "random" && o.opponent != "self") throw Error("--opponent must be random or self");
   if (!o.picture.empty() && o.fen.empty()) throw Error("--picture needs --fen");
+  {
+    std::vector<NamedPath> inputs{{"--model", o.model}};
+    for (const auto& d : o.data) inputs.push_back({"--data", d});
+    check_outputs_are_not_inputs({{"--report", o.report}, {"--picture", o.picture}}, inputs);
+  }
   std::optional<chess::Position> shown;  // --fen, read before any costly work
   if (!o.fen.empty()) {
     std::string dropped;  // void castling rights are dropped, as python-chess reads them
@@ -284,7 +293,7 @@ std::string run_evaluate(const EvaluateOptions& o) {
       throw Error(std::string("--fen: ") + e.what());
     }
     if (!dropped.empty())
-      fmt::print(stderr, "evaluate: note: castling rights '{}' dropped (the king or rook is not on its square)\n",
+      say("evaluate: note: castling rights '{}' dropped (the king or rook is not on its square)\n",
                  dropped);
   }
   const torch::Device device = pick_device(o.device);

@@ -1,5 +1,10 @@
 #include "nn/model_file.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
+
 #include "util/error.h"
 #include "util/files.h"
 
@@ -35,6 +40,29 @@ void write_archive(torch::serialize::OutputArchive& archive, const std::string& 
   atomic.commit();
 }
 
+// torch's Module::load replaces each tensor with the stored one, shape included: a file whose
+// config disagrees with its weights would load "successfully" into a net of another shape.
+// Loads, then compares every parameter and buffer with the shapes the config makes.
+void load_checked(PolicyNet& net, torch::serialize::InputArchive& archive, const std::string& path,
+                  const ModelConfig& config) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> expected;
+  for (const auto& p : net.named_parameters()) expected.emplace_back(p.key(), p.value().sizes().vec());
+  for (const auto& b : net.named_buffers()) expected.emplace_back(b.key(), b.value().sizes().vec());
+  try {
+    net.load(archive);
+  } catch (const c10::Error& e) {
+    throw Error(path + ": weights do not match the architecture " + config.describe());
+  }
+  std::map<std::string, std::vector<int64_t>> loaded;
+  for (const auto& p : net.named_parameters()) loaded[p.key()] = p.value().sizes().vec();
+  for (const auto& b : net.named_buffers()) loaded[b.key()] = b.value().sizes().vec();
+  for (const auto& [name, shape] : expected)
+    if (loaded[name] != shape)
+      throw Error(path + ": weights do not match the architecture " + config.describe() + ": '" + name + "' is " +
+                  fmt::format("[{}]", fmt::join(loaded[name], ",")) + ", the config makes " +
+                  fmt::format("[{}]", fmt::join(shape, ",")));
+}
+
 }  // namespace
 
 void save_model(const std::string& path, const ModelConfig& config, PolicyNet& net, const std::string& training_json) {
@@ -56,11 +84,7 @@ LoadedModel load_model(const std::string& path, const torch::Device& device) {
   m.training_json =
       archive.try_read("legalnet_training", training) && training.isString() ? training.toStringRef() : "{}";
   m.net = make_model(m.config);
-  try {
-    m.net->load(archive);
-  } catch (const c10::Error& e) {
-    throw Error(path + ": weights do not match the architecture " + m.config.describe());
-  }
+  load_checked(*m.net, archive, path, m.config);
   m.net->to(device);
   return m;
 }
@@ -89,7 +113,7 @@ TrainState load_checkpoint(const std::string& path, const ModelConfig& expected,
   torch::serialize::InputArchive model, optim;
   archive.read("model", model);
   archive.read("optimizer", optim);
-  net.load(model);
+  load_checked(net, model, path, config);
   optimizer.load(optim);
   auto get = [&](const char* key) {
     c10::IValue v;

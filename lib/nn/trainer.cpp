@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -16,7 +15,9 @@
 #include "nn/metrics.h"
 #include "nn/model_file.h"
 #include "nn/precision.h"
+#include "nn/run_folder.h"
 #include "nn/stream.h"
+#include "util/console.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
@@ -25,7 +26,6 @@
 namespace legalnet::nn {
 namespace {
 
-namespace fs = std::filesystem;
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o, PolicyNet& net) {
   if (o.optimizer == "adam")
@@ -34,10 +34,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o, P
   if (o.optimizer == "adamw")
     return std::make_unique<torch::optim::AdamW>(net.parameters(),
                                                  torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
-  if (o.optimizer == "sgd")
-    return std::make_unique<torch::optim::SGD>(
-        net.parameters(), torch::optim::SGDOptions(o.lr).momentum(0.9).nesterov(true).weight_decay(o.weight_decay));
-  throw Error("unknown optimizer '" + o.optimizer + "' (expected adam, adamw or sgd)");
+  return std::make_unique<torch::optim::SGD>(  // validate() admits only these three
+      net.parameters(), torch::optim::SGDOptions(o.lr).momentum(0.9).nesterov(true).weight_decay(o.weight_decay));
 }
 
 void set_lr(torch::optim::Optimizer& optimizer, double lr) {
@@ -151,57 +149,58 @@ double scheduled_lr(const TrainOptions& o, int64_t step, int64_t total) {
   return floor + (o.lr - floor) * 0.5 * (1 + std::cos(M_PI * progress));
 }
 
-TrainResult run_train(const TrainOptions& o) {
-  const ModelConfig model = o.model.resolved();
+namespace {
+
+// Every option checked before any file is read: a typo costs nothing.
+void validate(const TrainOptions& o) {
   if (o.data.empty()) throw Error("no training data: give --data FILE.h5");
   if (o.out.empty()) throw Error("no run folder: give --out runs/NAME");
   if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
-  if (!(o.lr > 0)) throw Error("--lr must be positive");
+  if (!(o.lr > 0 && std::isfinite(o.lr))) throw Error("--lr must be positive");
   if (o.check_weight < 1 || o.check_weight > 100) throw Error("--check-weight must be in 1..100");
   if (o.rare_weight < 1 || o.rare_weight > 100) throw Error("--rare-weight must be in 1..100");
-  const RowWeights weights{o.check_weight, o.rare_weight};
   if (o.data_mode != "auto" && o.data_mode != "memory" && o.data_mode != "stream")
     throw Error("--data-mode " + o.data_mode + ": expected auto, memory or stream");
+  if (o.epochs < 1) throw Error("--epochs must be at least 1");
+  if (o.max_steps < 0) throw Error("--max-steps must be 0 (the epochs decide) or positive");
   if (o.eval_every < 1) throw Error("--eval-every must be at least 1");
   if (o.checkpoint_every < 1) throw Error("--checkpoint-every must be at least 1");
+  if (o.stop_at_step < 0) throw Error("--stop-at-step must be 0 (never) or positive");
   if (!(o.weight_decay >= 0 && std::isfinite(o.weight_decay))) throw Error("--weight-decay must be 0 or positive");
   if (!(o.clip >= 0 && std::isfinite(o.clip))) throw Error("--clip must be 0 (off) or positive");
   if (!(o.warmup >= 0 && o.warmup <= 1)) throw Error("--warmup must be in 0..1");
   if (!(o.min_lr_ratio >= 0 && o.min_lr_ratio <= 1)) throw Error("--min-lr-ratio must be in 0..1");
   if (!(o.val_fraction >= 0 && o.val_fraction < 1)) throw Error("--val-fraction must be in 0..1 (1 excluded)");
-  if (!(o.max_time >= 0)) throw Error("--max-time must be 0 (no limit) or positive");
+  if (!(o.max_time >= 0 && o.max_time < 1e9)) throw Error("--max-time must be 0 (no limit) or a number of seconds");
+  if (o.shuffle_buffer < 1) throw Error("--shuffle-buffer must be at least 1");
+  if (o.threads < 0) throw Error("--threads must be 0 (all cores) or positive");
   if (o.optimizer != "adam" && o.optimizer != "adamw" && o.optimizer != "sgd")
     throw Error("unknown optimizer '" + o.optimizer + "' (expected adam, adamw or sgd)");
-  const fs::path run(o.out);
-  const std::string model_path = (run / "model.pt").string(), checkpoint_path = (run / "checkpoint.pt").string(),
-                    metrics_path = (run / "metrics.csv").string();
-  if (o.resume && !fs::exists(checkpoint_path)) throw Error("--resume: no checkpoint at '" + checkpoint_path + "'");
-  if (!o.resume && !o.force && (fs::exists(model_path) || fs::exists(checkpoint_path)))
-    throw Error("'" + o.out + "' already holds a run; use --resume to continue it or --force to start over");
+}
 
-  torch::Device device = pick_device(o.device);
-  if (device.is_cuda() && o.ranks.world_size > 1 && (o.device == "auto" || o.device == "cuda"))
-    device = torch::Device(torch::kCUDA, c10::DeviceIndex(o.ranks.local_rank % int(torch::cuda::device_count())));
-  const Precision precision = resolve_precision(o.precision, device);
-  configure_threads(o.threads);
-  configure_for_speed(device);
-  torch::manual_seed(o.seed);
-  Collectives ranks(o.ranks, device);
-  const bool rank0 = ranks.is_main();  // the one process that writes and prints
-  const bool verbose = rank0 && !o.quiet;
-  const int global_batch = o.batch_size * ranks.world_size();
-
-  // The training rows: in memory, or streamed from the files (datasets larger than memory).
-  const DataPlan plan = plan_data(o, ranks);
-  CompactPositions train_rows, val_rows;
+// The training rows (in memory or streamed), and this rank's share of the validation rows.
+struct TrainingData {
+  DataPlan plan;
+  std::unique_ptr<CompactPositions> train_rows;  // memory mode: what `source` reads (a stable address)
   std::unique_ptr<BatchSource> source;
-  uint64_t train_positions = 0;
+  uint64_t train_positions = 0;  // over all ranks
+  size_t val_positions = 0;      // over all ranks
+  CompactPositions val_share;
+};
+
+TrainingData load_training_data(const TrainOptions& o, const ModelConfig& model, Collectives& ranks, bool verbose) {
+  const RowWeights weights{o.check_weight, o.rare_weight};
+  TrainingData d;
+  d.plan = plan_data(o, ranks);
+  d.train_rows = std::make_unique<CompactPositions>();
+  CompactPositions& train_rows = *d.train_rows;
+  CompactPositions val_rows;
   LoadOptions load;
   load.max_ply = o.max_ply;
   load.quiet = !verbose;
   LoadOptions val_load = load;
   val_load.max_rows = o.val_max;
-  if (plan.streamed) {
+  if (d.plan.streamed) {
     StreamOptions so;
     so.paths = o.data;
     so.batch_size = o.batch_size;
@@ -222,10 +221,10 @@ TrainResult run_train(const TrainOptions& o) {
                       "to the ranks), fewer than one batch of {}; use fewer processes or --data-mode memory",
                       fewest - rows_per_epoch.begin(), ranks.world_size(), *fewest, o.batch_size));
     stream->set_steps_per_epoch(*fewest / o.batch_size);
-    for (int64_t rows : ranks.all_gather(int64_t(stream->rows()))) train_positions += uint64_t(rows);
+    for (int64_t rows : ranks.all_gather(int64_t(stream->rows()))) d.train_positions += uint64_t(rows);
     val_rows = o.val.empty() ? streamed_validation_rows(o.data, o.val_fraction, o.seed, o.max_ply, o.val_max)
                              : load_positions(o.val, val_load);
-    source = std::move(stream);
+    d.source = std::move(stream);
   } else {
     if (o.val.empty()) {
       split_by_game(load_positions(o.data, load), o.val_fraction, o.seed, train_rows, val_rows);
@@ -233,60 +232,76 @@ TrainResult run_train(const TrainOptions& o) {
       train_rows = load_positions(o.data, load);
       val_rows = load_positions(o.val, val_load);
     }
-    train_positions = train_rows.size();
-    source = std::make_unique<MemoryBatches>(train_rows, o.batch_size, o.seed, weights,
-                                             BatchSlice{ranks.rank(), ranks.world_size()}, model.inputs);
+    d.train_positions = train_rows.size();
+    d.source = std::make_unique<MemoryBatches>(train_rows, o.batch_size, o.seed, weights,
+                                               BatchSlice{ranks.rank(), ranks.world_size()}, model.inputs);
   }
   val_rows.keep_first(o.val_max);
+  d.val_positions = val_rows.size();
   // Each rank validates its share of the rows; the sums are added up over the ranks.
-  CompactPositions val_share;
   for (size_t r = val_rows.size() * size_t(ranks.rank()) / size_t(ranks.world_size());
        r < val_rows.size() * size_t(ranks.rank() + 1) / size_t(ranks.world_size()); ++r)
-    val_share.append_row(val_rows, r);
+    d.val_share.append_row(val_rows, r);
+  return d;
+}
+
+}  // namespace
+
+TrainResult run_train(const TrainOptions& o) {
+  validate(o);
+  const ModelConfig model = o.model.resolved();
+  std::vector<NamedPath> inputs;
+  for (const auto& path : o.data) inputs.push_back({"--data", path});
+  for (const auto& path : o.val) inputs.push_back({"--val", path});
+  RunFolder folder(o.out, o.resume, o.force, inputs);
+
+  torch::Device device = pick_device(o.device);
+  if (device.is_cuda() && o.ranks.world_size > 1 && (o.device == "auto" || o.device == "cuda"))
+    device = torch::Device(torch::kCUDA, c10::DeviceIndex(o.ranks.local_rank % int(torch::cuda::device_count())));
+  const Precision precision = resolve_precision(o.precision, device);
+  configure_threads(o.threads);
+  configure_for_speed(device);
+  torch::manual_seed(o.seed);
+  Collectives ranks(o.ranks, device);
+  const bool rank0 = ranks.is_main();  // the one process that writes and prints
+  const bool verbose = rank0 && !o.quiet;
+  const int global_batch = o.batch_size * ranks.world_size();
+
+  TrainingData data = load_training_data(o, model, ranks, verbose);
+  const uint64_t train_positions = data.train_positions;
 
   auto net = make_model(model);
   net->to(device);
   choose_memory_format(*net, precision);
   broadcast_state(ranks, *net);
   auto optimizer = make_optimizer(o, *net);
-  const int64_t steps_per_epoch = source->steps_per_epoch();
+  const int64_t steps_per_epoch = data.source->steps_per_epoch();
   int64_t total_steps = int64_t(o.epochs) * steps_per_epoch;
   if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
   if (total_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
 
   TrainState state;
-  std::ofstream csv;
-  if (o.resume) state = load_checkpoint(checkpoint_path, model, *net, *optimizer, device);
-  if (rank0) {
-    fs::create_directories(run);
-    if (!o.resume) {
-      fs::remove(model_path);
-      fs::remove(checkpoint_path);
-      OutputFile header(metrics_path);
-      header.write(CSV_HEADER);
-      header.commit();
-    }
-    OutputFile json((run / "options.json").string());
-    json.write(options_json(o, model, precision, total_steps, train_positions, val_rows.size()) + "\n");
-    json.commit();
-    csv.open(metrics_path, std::ios::app);
-    if (!csv) throw Error("cannot append to '" + metrics_path + "'");
+  if (o.resume) {
+    state = load_checkpoint(folder.checkpoint_path(), model, *net, *optimizer, device);
+    folder.checkpoint_written(state.step);
   }
+  if (rank0)
+    folder.start(options_json(o, model, precision, total_steps, train_positions, data.val_positions), CSV_HEADER);
 
   if (verbose) {
-    fmt::print(stderr,
+    say(
                "train: {} ({} parameters, {:.1f} MFLOP a position) on {} in {}, {} training / {} validation "
                "positions, {} steps of {}\n",
                model.describe(), count_parameters(*net), model.forward_flops() / 1e6, device.str(),
-               precision_name(precision), train_positions, val_rows.size(), total_steps, global_batch);
-    fmt::print(stderr, "train: inputs {}: {}\n", model.inputs_name(), encode::input_spec(model.inputs).description);
-    fmt::print(stderr, "train: {}\n", plan.description);
+               precision_name(precision), train_positions, data.val_positions, total_steps, global_batch);
+    say("train: inputs {}: {}\n", model.inputs_name(), encode::input_spec(model.inputs).description);
+    say("train: {}\n", data.plan.description);
     if (ranks.world_size() > 1)
-      fmt::print(stderr, "train: {} processes ({}), {} positions per process and step\n", ranks.world_size(),
+      say("train: {} processes ({}), {} positions per process and step\n", ranks.world_size(),
                  ranks.backend(), o.batch_size);
   }
 
-  BatchLoader loader(std::move(source), state.step, device);
+  BatchLoader loader(std::move(data.source), state.step, device);
   Progress progress("steps", uint64_t(total_steps), verbose && stderr_is_terminal());
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -296,21 +311,19 @@ TrainResult run_train(const TrainOptions& o) {
 
   auto evaluate_and_log = [&](int64_t step) {
     average_buffers(ranks, *net);
-    const Evaluation v = all_ranks_sum(ranks, evaluate_loss(*net, val_share, 1024, device, model.inputs, precision));
+    const Evaluation v =
+        all_ranks_sum(ranks, evaluate_loss(*net, data.val_share, 1024, device, model.inputs, precision));
     const double now = state.elapsed_seconds + seconds();
     const double rate = double(state.samples - window_start_samples) / std::max(1e-9, now - window_start_time);
     const double train_loss = loss_count ? loss_sum / double(loss_count) : 0.0;
-    if (rank0) {
-      csv << fmt::format("{},{:.4f},{},{:.6g},{:.6g},{:.5f},{:.5f},{:.5f},{:.1f},{:.6g},{:.1f}\n", step,
-                         double(state.samples) / double(train_positions), state.samples, train_loss, v.loss,
-                         v.precision(), v.recall(), v.f1(), rate,
-                         scheduled_lr(o, std::max<int64_t>(step - 1, 0), total_steps), now);
-      csv.flush();
-      if (!csv) throw Error("cannot write '" + metrics_path + "'");
-    }
+    if (rank0)
+      folder.append_metrics(fmt::format("{},{:.4f},{},{:.6g},{:.6g},{:.5f},{:.5f},{:.5f},{:.1f},{:.6g},{:.1f}\n", step,
+                                        double(state.samples) / double(train_positions), state.samples, train_loss,
+                                        v.loss, v.precision(), v.recall(), v.f1(), rate,
+                                        scheduled_lr(o, std::max<int64_t>(step - 1, 0), total_steps), now));
     if (verbose) {
       progress.finish();
-      fmt::print(stderr,
+      say(
                  "step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s ({:.1f} GFLOP/s)\n",
                  step, train_loss, v.loss, v.precision(), v.recall(), v.f1(), human_count(rate),
                  3 * model.forward_flops() * rate / 1e9);
@@ -328,21 +341,22 @@ TrainResult run_train(const TrainOptions& o) {
   // Every rank holds the same model at a checkpoint; rank 0 writes it.
   auto checkpoint = [&] {
     average_buffers(ranks, *net);
-    if (rank0) save_checkpoint(checkpoint_path, model, *net, *optimizer, state);
+    if (rank0) save_checkpoint(folder.checkpoint_path(), model, *net, *optimizer, state);
+    folder.checkpoint_written(state.step);
   };
 
   while (state.step < total_steps) {
     if (o.stop_at_step > 0 && state.step >= o.stop_at_step) {
       state.elapsed_seconds += seconds();
       checkpoint();
-      if (verbose) fmt::print(stderr, "train: stopped after step {}; continue with --resume\n", state.step);
+      if (verbose) say("train: stopped after step {}; continue with --resume\n", state.step);
       result.steps = state.step;
       ranks.barrier();
       return result;
     }
     // The ranks stop together: rank clocks differ, and a rank left alone waits forever.
     if (o.max_time > 0 && ranks.any(state.elapsed_seconds + seconds() >= o.max_time)) {
-      if (verbose) fmt::print(stderr, "train: --max-time {} s reached at step {}\n", o.max_time, state.step);
+      if (verbose) say("train: --max-time {} s reached at step {}\n", o.max_time, state.step);
       break;
     }
     Batch batch = loader.next();
@@ -362,10 +376,12 @@ TrainResult run_train(const TrainOptions& o) {
     }
     const double value = average_gradients(ranks, *net, loss);
     if (!std::isfinite(value))
-      throw Error(
-          fmt::format("the loss became {} at step {}; stopped. The last good checkpoint is '{}' (step <= {}); "
-                      "try a lower --lr or --clip",
-                      value, state.step, checkpoint_path, state.step));
+      throw Error(fmt::format("the loss became {} at step {}; stopped ({}); try a lower --lr or --clip", value,
+                              state.step,
+                              folder.last_checkpoint_step() < 0
+                                  ? std::string("no checkpoint was written yet")
+                                  : fmt::format("the last good checkpoint is '{}', step {}", folder.checkpoint_path(),
+                                                folder.last_checkpoint_step())));
     if (o.clip > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), o.clip);
     optimizer->step();
     ++state.step;
@@ -390,14 +406,16 @@ TrainResult run_train(const TrainOptions& o) {
     return result;
   }
   nlohmann::ordered_json training =
-      nlohmann::json::parse(options_json(o, model, precision, total_steps, train_positions, val_rows.size()));
+      nlohmann::json::parse(options_json(o, model, precision, total_steps, train_positions, data.val_positions));
   training["steps_done"] = state.step;
   training["samples_seen"] = state.samples;
   training["train_seconds"] = state.elapsed_seconds;
   training["final_val_loss"] = result.final_val_loss;
-  save_model(model_path, model, *net, training.dump());
+  save_model(folder.model_path(), model, *net, training.dump());
+  folder.finish();
   if (verbose)
-    fmt::print(stderr, "train: {} steps in {:.1f} s; model in {}\n", state.step, state.elapsed_seconds, model_path);
+    say("train: {} steps in {:.1f} s; model in {}\n", state.step, state.elapsed_seconds,
+               folder.model_path());
   ranks.barrier();
   return result;
 }

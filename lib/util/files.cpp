@@ -1,6 +1,7 @@
 #include "util/files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <vector>
 
@@ -54,7 +56,60 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// The file a path finally names, following symbolic links (a dangling link names the file it
+// would create).
+std::string follow_links(std::string path) {
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+    std::vector<char> buffer(size_t(st.st_size > 0 ? st.st_size : 4096) + 1);
+    const ssize_t n = readlink(path.c_str(), buffer.data(), buffer.size() - 1);
+    if (n < 0) return path;
+    std::string link(buffer.data(), size_t(n));
+    if (link.empty() || link[0] != '/') {
+      const size_t slash = path.find_last_of('/');
+      if (slash != std::string::npos) link = path.substr(0, slash + 1) + link;
+    }
+    path = link;
+  }
+  throw Error("'" + path + "': too many levels of symbolic links");
+}
+
+// The same file: by device and inode when both exist, else by resolved absolute path.
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  const bool a_exists = stat(a.c_str(), &sa) == 0, b_exists = stat(b.c_str(), &sb) == 0;
+  if (a_exists && b_exists) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (a_exists != b_exists) return false;
+  std::error_code ec1, ec2;
+  const auto ca = std::filesystem::weakly_canonical(std::filesystem::absolute(a), ec1);
+  const auto cb = std::filesystem::weakly_canonical(std::filesystem::absolute(b), ec2);
+  return !ec1 && !ec2 && ca == cb;
+}
+
 }  // namespace
+
+void check_outputs_are_not_inputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const NamedPath& out = outputs[i];
+    if (out.path.empty() || out.path == "-") continue;
+    for (const NamedPath& in : inputs)
+      if (!in.path.empty() && in.path != "-" && same_file(out.path, in.path))
+        throw Error(out.option + " '" + out.path + "' is also an input of this run (" + in.option + " '" + in.path +
+                    "'); writing it would destroy what is being read");
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].path.empty() && outputs[j].path != "-" && same_file(out.path, outputs[j].path))
+        throw Error(out.option + " '" + out.path + "' and " + outputs[j].option + " '" + outputs[j].path +
+                    "' are the same file");
+  }
+}
+
+bool is_stream_target(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return false;
+  if (S_ISDIR(st.st_mode)) throw Error("'" + path + "' is a directory, not a file to write");
+  return S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode);
+}
 
 void install_temp_file_cleanup() {
   static std::once_flag once;
@@ -63,7 +118,13 @@ void install_temp_file_cleanup() {
   });
 }
 
-AtomicPath::AtomicPath(std::string target) : target_(std::move(target)) {
+AtomicPath::AtomicPath(std::string target) : target_(follow_links(target)) {
+  struct stat st;
+  if (stat(target_.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw Error("'" + target + "' is a directory, not a file to write");
+    if (!S_ISREG(st.st_mode))
+      throw Error("'" + target + "' is a device, FIFO or socket; this output must be a regular file");
+  }
   static std::atomic<int> counter{0};
   install_temp_file_cleanup();
   temp_ = target_ + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
@@ -112,12 +173,15 @@ struct OutputFile::Encoder {
 OutputFile::OutputFile(const std::string& path) : path_(path) {
   if (path == "-") {
     file_ = stdout;
-    return;
+  } else if (is_stream_target(path)) {
+    file_ = std::fopen(path.c_str(), "wb");  // a device or FIFO: written in place
+    if (!file_) throw Error("cannot open '" + path + "' for writing: " + errno_text());
+  } else {
+    atomic_ = std::make_unique<AtomicPath>(path);
+    file_ = std::fopen(atomic_->temp().c_str(), "wb");
+    if (!file_) throw Error("cannot create '" + atomic_->temp() + "' (for '" + path + "'): " + errno_text());
   }
-  atomic_ = std::make_unique<AtomicPath>(path);
-  file_ = std::fopen(atomic_->temp().c_str(), "wb");
-  if (!file_) throw Error("cannot create '" + atomic_->temp() + "' (for '" + path + "'): " + errno_text());
-  std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
+  if (file_ != stdout) std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
   const Compression kind = compression_for(path);
   if (kind == Compression::NONE) return;
   encoder_ = std::make_unique<Encoder>();
@@ -191,7 +255,7 @@ void OutputFile::commit() {
   const int rc = std::fclose(file_);
   file_ = nullptr;
   if (rc != 0) throw Error("cannot write '" + path_ + "': " + errno_text());
-  atomic_->commit();
+  if (atomic_) atomic_->commit();
 }
 
 // ---------------------------------------------------------------------------------------

@@ -5,12 +5,15 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace legalnet {
 
 // A temporary path next to `target` (target + ".tmp.<pid>.<n>"), renamed onto the target by
 // commit() and removed by the destructor, or by SIGINT/SIGTERM/SIGHUP, if not committed.
 // An interrupted or failed run therefore never leaves a file under the target's name.
+// A symbolic link is written through (the file it names is replaced, the link stays); a
+// directory, device, FIFO or socket at the target is refused before anything is written.
 class AtomicPath {
  public:
   explicit AtomicPath(std::string target);
@@ -30,12 +33,27 @@ class AtomicPath {
   bool committed_ = false;
 };
 
+// An output as a tool's option names it, or an input it reads.
+struct NamedPath {
+  std::string option;  // "--out", "--in", ...
+  std::string path;    // "-" (stdin/stdout) is never compared
+};
+
+// Refuses, before any work, an output that is also an input of the same run (the same file,
+// by device and inode, or the same path once resolved) or two outputs that are one file.
+void check_outputs_are_not_inputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
+
+// Whether an output path names a device, FIFO or socket: such targets are written in place
+// (there is nothing to rename onto them). Throws legalnet::Error for a directory.
+bool is_stream_target(const std::string& path);
+
 enum class Compression { NONE, GZIP, ZSTD };
 // Compression chosen by a file name's extension: .gz or .zst.
 Compression compression_for(std::string_view path);
 
 // A buffered output file written through AtomicPath and compressed by its extension;
-// "-" is stdout, written directly. Every write error names the file and the reason.
+// "-" is stdout, and a device or FIFO is written directly. Every write error names the file
+// and the reason.
 class OutputFile {
  public:
   explicit OutputFile(const std::string& path);

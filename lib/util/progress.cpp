@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "util/console.h"
+
 namespace legalnet {
 
 bool stderr_is_terminal() { return isatty(fileno(stderr)) != 0; }
@@ -37,13 +39,13 @@ void Progress::update(uint64_t done) {
   } else {
     line = fmt::format("{} {}  {} {}/s  {}", done, unit_, human_count(rate), unit_, human_duration(elapsed));
   }
-  fmt::print(stderr, "\r\033[K{}", line);
+  say("\r\033[K{}", line);
   std::fflush(stderr);
 }
 
 void Progress::finish() {
   if (!enabled_ || !drawn_) return;
-  fmt::print(stderr, "\r\033[K");
+  say("\r\033[K");
   std::fflush(stderr);
   drawn_ = false;
 }

@@ -1,11 +1,14 @@
 // What every tool's main shares: the command line as one string for provenance, and the
-// mapping of legalnet::Error to one line on stderr and exit status 1.
+// mapping of every failure to one line on stderr and exit status 1.
 #pragma once
 
-#include <fmt/core.h>
-
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <new>
 #include <string>
 
+#include "util/console.h"
 #include "util/error.h"
 
 namespace legalnet {
@@ -16,15 +19,29 @@ inline std::string command_line(int argc, char** argv) {
   return s;
 }
 
-// Runs fn() and returns its exit status, or prints "<tool>: <error>" and returns 1.
+// Runs fn() and returns its exit status, or prints "<tool>: <error>" as one line and exits with 1:
+// every failure, whatever its type (torch's c10::Error, std::filesystem_error, an exhausted
+// memory), becomes that line, never an abort with a trace.
 template <class Fn>
 int report_errors(const char* tool, Fn&& fn) {
+  std::string message;
   try {
     return fn();
   } catch (const Error& e) {
-    fmt::print(stderr, "{}: {}\n", tool, e.what());
-    return 1;
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    message = "out of memory";
+  } catch (const std::exception& e) {
+    message = e.what();
+    message = message.substr(0, message.find('\n'));  // torch appends a backtrace
+  } catch (...) {
+    message = "unexpected failure";
   }
+  say_text(std::string(tool) + ": " + message + "\n");
+  // Temporaries are gone (their owners unwound above). End without the libraries' exit
+  // handlers: HDF5's would try again to flush a file whose writes just failed, and crash.
+  std::fflush(nullptr);
+  std::_Exit(1);
 }
 
 }  // namespace legalnet

@@ -1,0 +1,92 @@
+// What the tools' command lines share: range checks that also refuse NaN and say the range in
+// plain numbers, the device/precision/threads options of train and evaluate, and the version.
+#pragma once
+
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "util/version.h"
+
+namespace legalnet::cli {
+
+// A number in [min, max], NaN and infinities refused (CLI::Range lets NaN through and prints
+// its bounds with 300 digits).
+inline CLI::Validator in_range(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value) || value < min || value > max)
+          return fmt::format("{} is not a number in {:g}..{:g}", text, min, max);
+        return {};
+      },
+      fmt::format("{:g}..{:g}", min, max));
+}
+
+// Counts of things a run makes or reads: games, positions, steps. Bounded so that a negative
+// count (read as 2^64-1 by an unsigned type) or a typo never starts a run that cannot end.
+inline constexpr double MAX_COUNT = 1e12;
+
+// auto | cpu | cuda | cuda:N, checked by the parser before any data loads.
+inline CLI::Validator device_choice() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text == "auto" || text == "cpu" || text == "cuda") return {};
+        if (text.rfind("cuda:", 0) == 0 && text.size() > 5 && text.size() < 9 &&
+            text.find_first_not_of("0123456789", 5) == std::string::npos)
+          return {};
+        return "device '" + text + "': expected auto, cpu, cuda or cuda:N";
+      },
+      "auto|cpu|cuda|cuda:N");
+}
+
+struct DeviceOptions {
+  std::string* device;
+  std::string* precision;
+  int* threads;
+};
+
+// The options train and evaluate share for where and how the net runs.
+inline void add_device_options(CLI::App& app, const DeviceOptions& o) {
+  app.add_option("--device", *o.device, "auto | cpu | cuda | cuda:N")->check(device_choice())->capture_default_str();
+  app.add_option("--precision", *o.precision,
+                 "Forward pass arithmetic; auto: bf16 on CUDA and on CPUs with AVX-512 BF16 or AMX, else fp32 "
+                 "(weights, optimizer and loss stay fp32)")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
+      ->capture_default_str();
+  app.add_option("--threads", *o.threads, "CPU threads (0: all cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+}
+
+// Parses the command line. --help and --version print and give 0; a usage error prints one line,
+// "<tool>: <what> (see --help)", and gives 2; -1 means the run goes on.
+inline int parse(CLI::App& app, int argc, char** argv, const char* tool) {
+  try {
+    app.parse(argc, argv);
+    return -1;
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    for (char& c : what)
+      if (c == '\n') c = ' ';
+    (void)std::fputs(fmt::format("{}: {} (see --help)\n", tool, what).c_str(), stderr);
+    return 2;
+  }
+}
+
+inline void set_version(CLI::App& app, const char* tool) {
+  app.set_version_flag("--version", std::string(tool) + " " + VERSION + " (" + GIT_DESCRIBE + ")");
+}
+
+}  // namespace legalnet::cli
