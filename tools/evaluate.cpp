@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
   app.add_option("--fen", o.fen, "Show the model's view of this position ('startpos' allowed)");
   app.add_option("--top-k", o.top_k, "Moves listed (and drawn) for --fen")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--picture", o.picture, "Draw --fen with arrows and heat maps (.svg, or .png via rsvg-convert)");
+  app.add_option("--gallery", o.gallery,
+                 "Folder for boards of the model's mistakes: the held-out positions with the most illegal mass, "
+                 "and the illegal picks in games by reason (one .svg a group; the FENs are in the report)");
   cli::add_device_options(app, {&o.device, &o.precision, &o.threads});
   app.add_option("--batch-size", o.batch_size, "Inference batch (also games played at once)")
       ->check(CLI::Range(1, 1 << 16))

@@ -39,7 +39,8 @@ struct LiveGame {
   Color model_color = WHITE;
   GameRecordStats stats;
   bool over = false;
-  LiveGame(uint64_t seed, uint64_t index) : rng(seed, index) {}
+  int number;  // 0-based index of the game in the run
+  LiveGame(uint64_t seed, uint64_t index) : rng(seed, index), number(int(index)) {}
 };
 
 }  // namespace
@@ -133,8 +134,10 @@ GamesSummary play_games(const Predictor& predict, const GameOptions& o) {
         float* p = probs.data() + i * encode::MOVE_INDICES;
         const MoveList legal(g.pos);
         ++g.stats.model_picks;
-        Move m = legal_move_for(legal, pick_index(p, o.greedy, g.rng.uniform()));
+        const int picked = pick_index(p, o.greedy, g.rng.uniform());
+        Move m = legal_move_for(legal, picked);
         if (m.is_none()) {
+          if (o.on_illegal_pick) o.on_illegal_pick(g.pos, g.number, g.stats.plies, picked, p);
           ++g.stats.illegal_picks;
           if (!g.stats.had_illegal) {
             g.stats.had_illegal = true;

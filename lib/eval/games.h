@@ -21,6 +21,9 @@ struct GameOptions {
   bool resample_illegal = true;  // after an illegal pick, sample again among legal moves and go on
   int max_plies = 0;             // 0: play to the end by the rules
   int concurrent = 256;          // games advanced together (the inference batch)
+  // Told of each illegal pick: the position, the game's index, its plies so far, the index
+  // picked and the model's probabilities (the gallery of mistakes listens here).
+  std::function<void(const chess::Position&, int game, int ply, int index, const float* probs)> on_illegal_pick;
 };
 
 struct GameRecordStats {

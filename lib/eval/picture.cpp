@@ -24,7 +24,9 @@ const char* GLYPHS[2][7] = {{"", "\u2659", "\u2658", "\u2657", "\u2656", "\u2655
                             {"", "\u265F", "\u265E", "\u265D", "\u265C", "\u265B", "\u265A"}};
 
 // Board pixel centre of a square seen from white (a1 bottom left).
-std::pair<double, double> centre(int sq) { return {MARGIN + (sq % 8 + 0.5) * SQ, MARGIN + (7 - sq / 8 + 0.5) * SQ}; }
+std::pair<double, double> centre(int sq, double x0, double y0, double square) {
+  return {x0 + (sq % 8 + 0.5) * square, y0 + (7 - sq / 8 + 0.5) * square};
+}
 
 void heat_map(std::string& svg, const std::vector<double>& heat, int x0, int y0, const char* title) {
   const double top = std::max(1e-9, *std::max_element(heat.begin(), heat.end()));
@@ -40,34 +42,57 @@ void heat_map(std::string& svg, const std::vector<double>& heat, int x0, int y0,
 
 }  // namespace
 
+std::string arrow_markers() {
+  std::string defs = "<defs>";
+  for (const auto& [id, colour] : {std::pair{"g", GREEN}, std::pair{"r", RED}, std::pair{"b", BLUE}})
+    defs += fmt::format(
+        R"svg(<marker id="{}" markerWidth="4" markerHeight="4" refX="2" refY="2" orient="auto"><path d="M0,0 L4,2 L0,4 z" fill="{}"/></marker>)svg",
+        id, colour);
+  return defs + "</defs>";
+}
+
+std::string board_svg(const chess::Position& pos, double x0, double y0, double square) {
+  std::string svg;
+  for (int sq = 0; sq < 64; ++sq) {
+    const bool light = (sq / 8 + sq % 8) % 2 == 1;
+    svg += fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"/>)svg", x0 + (sq % 8) * square,
+                       y0 + (7 - sq / 8) * square, square, square, light ? "#f0d9b5" : "#b58863");
+    const chess::Piece p = pos.piece_on(chess::Square(sq));
+    if (p != chess::NO_PIECE) {
+      const auto [x, y] = centre(sq, x0, y0, square);
+      svg += fmt::format(
+          R"svg(<text x="{}" y="{}" font-size="{}" text-anchor="middle" dominant-baseline="central">{}</text>)svg", x,
+          y + square / 30, square * 0.8, GLYPHS[chess::color_of(p)][chess::type_of(p)]);
+    }
+  }
+  const double label = std::max(9.0, square / 4.3);
+  for (int f = 0; f < 8; ++f)
+    svg += fmt::format(
+        R"svg(<text x="{}" y="{}" font-size="{:.0f}" text-anchor="middle" font-family="sans-serif">{}</text>)svg",
+        x0 + (f + 0.5) * square, y0 + 8 * square + label * 1.2, label, char('a' + f));
+  for (int r = 0; r < 8; ++r)
+    svg += fmt::format(
+        R"svg(<text x="{}" y="{}" font-size="{:.0f}" text-anchor="middle" font-family="sans-serif">{}</text>)svg",
+        x0 - label * 0.7, y0 + (7.5 - r) * square + label * 0.35, label, r + 1);
+  return svg;
+}
+
+std::string arrow_svg(int index, double x0, double y0, double square, const char* colour, const char* marker,
+                      double width, bool dashed) {
+  const auto [x1, y1] = centre(index / 64, x0, y0, square);
+  const auto [x2, y2] = centre(index % 64, x0, y0, square);
+  return fmt::format(
+      R"svg(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="{:.1f}" stroke-opacity="0.8" marker-end="url(#{})"{}/>)svg",
+      x1, y1, x2, y2, colour, width, marker, dashed ? R"svg( stroke-dasharray="6,4")svg" : "");
+}
+
 std::string position_svg(const chess::Position& pos, const float* probs, int top_k) {
   const int board = 8 * SQ, width = 2 * MARGIN + board + MARGIN + 8 * HEAT + MARGIN, height = 2 * MARGIN + board;
   std::string svg = fmt::format(
       R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}"><rect width="100%" height="100%" fill="white"/>)svg",
       width, height, width, height);
-  svg +=
-      R"svg(<defs><marker id="g" markerWidth="4" markerHeight="4" refX="2" refY="2" orient="auto"><path d="M0,0 L4,2 L0,4 z" fill="#1a8f3a"/></marker>)svg"
-      R"svg(<marker id="r" markerWidth="4" markerHeight="4" refX="2" refY="2" orient="auto"><path d="M0,0 L4,2 L0,4 z" fill="#d42a2a"/></marker></defs>)svg";
-  for (int sq = 0; sq < 64; ++sq) {
-    const bool light = (sq / 8 + sq % 8) % 2 == 1;
-    svg += fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"/>)svg", MARGIN + (sq % 8) * SQ,
-                       MARGIN + (7 - sq / 8) * SQ, SQ, SQ, light ? "#f0d9b5" : "#b58863");
-    const chess::Piece p = pos.piece_on(chess::Square(sq));
-    if (p != chess::NO_PIECE) {
-      const auto [x, y] = centre(sq);
-      svg += fmt::format(
-          R"svg(<text x="{}" y="{}" font-size="{}" text-anchor="middle" dominant-baseline="central">{}</text>)svg", x,
-          y + 2, SQ * 0.8, GLYPHS[chess::color_of(p)][chess::type_of(p)]);
-    }
-  }
-  for (int f = 0; f < 8; ++f)
-    svg += fmt::format(
-        R"svg(<text x="{}" y="{}" font-size="14" text-anchor="middle" font-family="sans-serif">{}</text>)svg",
-        MARGIN + f * SQ + SQ / 2, MARGIN + board + 17, char('a' + f));
-  for (int r = 0; r < 8; ++r)
-    svg += fmt::format(
-        R"svg(<text x="{}" y="{}" font-size="14" text-anchor="middle" font-family="sans-serif">{}</text>)svg",
-        MARGIN / 2, MARGIN + (7 - r) * SQ + SQ / 2 + 5, r + 1);
+  svg += arrow_markers();
+  svg += board_svg(pos, MARGIN, MARGIN, SQ);
 
   bool legal[encode::MOVE_INDICES] = {};
   for (chess::Move m : chess::MoveList(pos)) legal[encode::move_index(m)] = true;
@@ -77,11 +102,8 @@ std::string position_svg(const chess::Position& pos, const float* probs, int top
                     [&](int a, int b) { return probs[a] > probs[b]; });
   for (int i = top_k - 1; i >= 0; --i) {
     const int index = order[size_t(i)];
-    const auto [x1, y1] = centre(index / 64);
-    const auto [x2, y2] = centre(index % 64);
-    svg += fmt::format(
-        R"svg(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="{:.1f}" stroke-opacity="0.75" marker-end="url(#{})"/>)svg",
-        x1, y1, x2, y2, legal[index] ? "#1a8f3a" : "#d42a2a", 2 + 10 * probs[index], legal[index] ? "g" : "r");
+    svg += arrow_svg(index, MARGIN, MARGIN, SQ, legal[index] ? GREEN : RED, legal[index] ? "g" : "r",
+                     2 + 10 * probs[index]);
   }
   std::vector<double> from(64, 0.0), to(64, 0.0);
   for (int i = 0; i < encode::MOVE_INDICES; ++i) {

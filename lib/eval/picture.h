@@ -8,6 +8,18 @@
 
 namespace legalnet::eval {
 
+inline constexpr const char* GREEN = "#1a8f3a";  // a legal move
+inline constexpr const char* RED = "#d42a2a";    // an illegal move
+inline constexpr const char* BLUE = "#2a5fd4";   // a legal move the model missed
+
+// The pieces of a board picture, shared by the position picture and the gallery: arrow-head
+// markers "g", "r" and "b" (a <defs> element), a board seen from white with its top-left
+// corner at (x, y) and `square` pixels a square, and an arrow for a move index on it.
+std::string arrow_markers();
+std::string board_svg(const chess::Position& pos, double x, double y, double square);
+std::string arrow_svg(int index, double x, double y, double square, const char* colour, const char* marker,
+                      double width, bool dashed = false);
+
 // SVG text for pos and the model's probabilities (4096 sigmoid outputs), with top_k arrows.
 std::string position_svg(const chess::Position& pos, const float* probs, int top_k);
 

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "encode/encode.h"
 #include "encode/inputs.h"
 #include "eval/anatomy.h"
+#include "eval/gallery.h"
 #include "eval/games.h"
 #include "eval/picture.h"
 #include "nn/device.h"
@@ -97,7 +99,7 @@ void add_rare_moves(const LoadedModel& model, const EvaluateOptions& o, const to
 }
 
 DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& o, const torch::Device& device,
-                               Precision precision) {
+                               Precision precision, eval::Gallery& gallery) {
   DatasetResult r;
   double bce_sum = 0;
   uint64_t total = 0;
@@ -122,6 +124,7 @@ DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& 
         const chess::MoveList legal(positions[i]);
         const float* p = &probs[i * encode::MOVE_INDICES];
         r.anatomy.add(positions[i], legal, p, o.threshold);
+        gallery.add_position(positions[i], legal, p, fmt::format("row {} of {}", start + i, path));
         bool is_legal[encode::MOVE_INDICES] = {};
         for (auto m : legal) is_legal[encode::move_index(m)] = true;
         for (int k = 0; k < encode::MOVE_INDICES; ++k) {
@@ -272,6 +275,45 @@ void print_table(const ordered_json& report) {
   }
 }
 
+std::string uci_of(int index) {
+  return chess::square_name(encode::index_from(index)) + chess::square_name(encode::index_to(index));
+}
+
+// The gallery's positions in the report: the FENs and moves to reproduce every board.
+ordered_json gallery_json(const std::vector<eval::MistakeGroup>& groups, const std::string& dir) {
+  ordered_json out = ordered_json::array();
+  for (const auto& g : groups) {
+    ordered_json mistakes = ordered_json::array();
+    for (const auto& m : g.mistakes) {
+      std::vector<std::string> missed;
+      for (int index : m.missed) missed.push_back(uci_of(index));
+      mistakes.push_back({{"fen", m.fen},
+                          {"move", uci_of(m.move)},
+                          {"probability", m.probability},
+                          {"reason", eval::reason_name(m.reason)},
+                          {"illegal_mass", m.illegal_mass},
+                          {"missed_legal_moves", missed},
+                          {"where", m.where}});
+    }
+    out.push_back({{"name", g.name},
+                   {"title", g.title},
+                   {"picture", dir.empty() ? "" : g.name + ".svg"},
+                   {"mistakes", mistakes}});
+  }
+  return out;
+}
+
+void write_gallery(const std::vector<eval::MistakeGroup>& groups, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error("--gallery: cannot create '" + dir + "': " + ec.message());
+  for (const auto& g : groups) {
+    OutputFile out(dir + "/" + g.name + ".svg");
+    out.write(eval::gallery_svg(g));
+    out.commit();
+  }
+}
+
 }  // namespace
 
 std::string run_evaluate(const EvaluateOptions& o) {
@@ -283,6 +325,9 @@ std::string run_evaluate(const EvaluateOptions& o) {
     std::vector<NamedPath> inputs{{"--model", o.model}};
     for (const auto& d : o.data) inputs.push_back({"--data", d});
     check_outputs_are_not_inputs({{"--report", o.report}, {"--picture", o.picture}}, inputs);
+    std::error_code ec;
+    if (!o.gallery.empty() && std::filesystem::exists(o.gallery, ec) && !std::filesystem::is_directory(o.gallery, ec))
+      throw Error("--gallery '" + o.gallery + "' is a file; it must be a folder");
   }
   std::optional<chess::Position> shown;  // --fen, read before any costly work
   if (!o.fen.empty()) {
@@ -322,7 +367,8 @@ std::string run_evaluate(const EvaluateOptions& o) {
                        {"seed", o.seed},           {"max_plies", o.max_plies},
                        {"device", device.str()},   {"precision", precision_name(precision)}};
 
-  if (!o.data.empty()) report["dataset"] = dataset_json(evaluate_dataset(model, o, device, precision));
+  eval::Gallery gallery(9, float(o.threshold));
+  if (!o.data.empty()) report["dataset"] = dataset_json(evaluate_dataset(model, o, device, precision, gallery));
   if (o.games > 0) {
     eval::GameOptions g;
     g.games = o.games;
@@ -332,6 +378,9 @@ std::string run_evaluate(const EvaluateOptions& o) {
     g.resample_illegal = o.resample_illegal;
     g.max_plies = o.max_plies;
     g.concurrent = std::max(1, std::min(o.batch_size, o.games));
+    g.on_illegal_pick = [&](const chess::Position& pos, int game, int ply, int index, const float* probs) {
+      gallery.add_illegal_pick(pos, index, probs, fmt::format("game {}, ply {}", game + 1, ply + 1));
+    };
     const auto summary =
         eval::play_games([&](const std::vector<const chess::Position*>& positions,
                              std::vector<float>& probs) { probs = predict(model, positions, device, precision); },
@@ -360,6 +409,8 @@ std::string run_evaluate(const EvaluateOptions& o) {
     report["position"] = {{"fen", pos.fen()}, {"top_moves", top}};
     if (!o.picture.empty()) eval::write_picture(o.picture, eval::position_svg(pos, probs.data(), k));
   }
+  report["gallery"] = gallery_json(gallery.groups(), o.gallery);
+  if (!o.gallery.empty()) write_gallery(gallery.groups(), o.gallery);
   print_table(report);
   const std::string text = report.dump(2) + "\n";
   if (!o.report.empty()) {

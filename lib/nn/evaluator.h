@@ -22,6 +22,7 @@ struct EvaluateOptions {
   std::string fen;     // one position to show
   int top_k = 10;
   std::string picture;  // .svg or .png of --fen
+  std::string gallery;  // folder for the boards of the model's mistakes (one .svg a group)
   std::string device = "auto";
   std::string precision = "auto";  // auto | fp32 | bf16 (nn/precision.h)
   int threads = 0;

@@ -3,11 +3,15 @@
 #include "chess/notation.h"
 #include "encode/encode.h"
 #include "eval/anatomy.h"
+#include "eval/gallery.h"
 #include "eval/games.h"
+#include "support/helpers.h"
 
 namespace legalnet::eval {
 namespace {
 
+using chess::Move;
+using chess::MoveList;
 using chess::Position;
 
 int index_of(const char* uci) {
@@ -127,6 +131,66 @@ TEST(Games, PickIndexSamplesInProportion) {
   EXPECT_EQ(pick_index(p.data(), true, 0.0), 20);
   EXPECT_EQ(pick_index(p.data(), false, 0.2), 10);
   EXPECT_EQ(pick_index(p.data(), false, 0.3), 20);
+}
+
+// A model that knows every legal move but also likes a few illegal ones, more in some positions
+// than in others: the gallery keeps the positions with the most illegal mass, draws only moves
+// that are illegal, with the anatomy's reason, and groups the games' illegal picks by reason.
+TEST(Gallery, ShowsOnlyIllegalMovesWithTheAnatomysReason) {
+  Gallery gallery(4, 0.5f);
+  std::vector<double> masses;
+  const auto fens = test::sample_fens(7, 60);
+  for (size_t n = 0; n < fens.size(); ++n) {
+    const Position pos(fens[n]);
+    const MoveList legal(pos);
+    std::vector<float> p(encode::MOVE_INDICES, 0.0f);
+    bool is_legal[encode::MOVE_INDICES] = {};
+    for (Move m : legal) {
+      is_legal[encode::move_index(m)] = true;
+      p[size_t(encode::move_index(m))] = n % 3 == 0 ? 0.2f : 0.9f;  // some legal moves missed
+    }
+    int illegal = 0;  // a few illegal indices, with a weight that varies by position
+    for (int k = 0; k < encode::MOVE_INDICES && illegal < 3; k += 97)
+      if (!is_legal[k] && k / 64 != k % 64) {
+        p[size_t(k)] = 0.05f + 0.01f * float(n % 17);
+        ++illegal;
+      }
+    double all = 0, bad = 0;
+    for (int k = 0; k < encode::MOVE_INDICES; ++k) (all += p[size_t(k)], bad += is_legal[k] ? 0 : p[size_t(k)]);
+    masses.push_back(bad / all);
+    gallery.add_position(pos, legal, p.data(), "row " + std::to_string(n));
+    for (int k = 0; k < encode::MOVE_INDICES; k += 97)
+      if (!is_legal[k] && p[size_t(k)] > 0) gallery.add_illegal_pick(pos, k, p.data(), "game " + std::to_string(n));
+  }
+  std::sort(masses.rbegin(), masses.rend());
+  const auto groups = gallery.groups();
+  ASSERT_GE(groups.size(), 2u);
+  EXPECT_EQ(groups[0].name, "most-illegal-mass");
+  ASSERT_EQ(groups[0].mistakes.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(groups[0].mistakes[i].illegal_mass, masses[i], 1e-6);
+  for (const auto& group : groups) {
+    EXPECT_LE(group.mistakes.size(), 4u);
+    for (const Mistake& m : group.mistakes) {
+      const Position pos(m.fen);
+      for (Move legal : MoveList(pos)) EXPECT_NE(encode::move_index(legal), m.move) << m.fen;
+      EXPECT_EQ(m.reason, reason_illegal(pos, m.move)) << m.fen;
+      if (group.name != "most-illegal-mass")
+        EXPECT_EQ(group.name, std::string("illegal-picks-") + (m.reason == KING_SAFETY     ? "leaves-or-puts-own-king-in-check"
+                                                              : m.reason == BLOCKED        ? "blocked"
+                                                              : m.reason == CASTLING_EP_RULES ? "castling-en-passant-rules"
+                                                                                           : "not-a-move-of-that-piece"));
+      for (int missed : m.missed) {
+        bool found = false;
+        for (Move legal : MoveList(pos)) found |= encode::move_index(legal) == missed;
+        EXPECT_TRUE(found) << "a missed move must be legal";
+      }
+    }
+    // One board a mistake, each with its red arrow.
+    const std::string svg = gallery_svg(group);
+    size_t arrows = 0;
+    for (size_t at = svg.find("url(#r)"); at != std::string::npos; at = svg.find("url(#r)", at + 1)) ++arrows;
+    EXPECT_EQ(arrows, group.mistakes.size());
+  }
 }
 
 }  // namespace

@@ -46,6 +46,38 @@ rows = open(f"{data}/report/metrics.csv").read().splitlines()
 assert rows[0].startswith("step,") and rows[-1].startswith("30,"), rows
 for png in ("loss.png", "position.png"):
     assert open(f"{data}/report/{png}", "rb").read(8) == b"\x89PNG\r\n\x1a\n", png
+
+# report.html: self-contained (no scripts, nothing outside its folder) and the same numbers.
+from html.parser import HTMLParser
+class Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.refs, self.tags, self.figures, self.current = [], set(), {}, None
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        attrs = dict(attrs)
+        for key in ("src", "href"):
+            if key in attrs:
+                self.refs.append(attrs[key])
+        self.current = attrs.get("id")
+    def handle_data(self, text):
+        if self.current:
+            self.figures[self.current] = text
+            self.current = None
+page = Page()
+page.feed(open(f"{data}/report/report.html").read())
+assert "script" not in page.tags
+for ref in page.refs:
+    assert "://" not in ref and not ref.startswith("/") and ".." not in ref, ref
+    assert os.path.isfile(f"{data}/report/{ref}"), f"report.html refers to a missing {ref}"
+g, d = report["games"], report["dataset"]
+assert page.figures["plies"] == f'{g["mean_plies_before_first_illegal"]:.1f}', page.figures
+assert page.figures["exact"] == f'{100 * d["exact_set_accuracy"]:.2f}%', page.figures
+assert page.figures["precision"] == f'{d["precision"]:.5f}' and page.figures["recall"] == f'{d["recall"]:.5f}'
+assert "loss.png" in page.refs and "position.png" in page.refs
+for group in report["gallery"]:
+    assert f'gallery/{group["picture"]}' in page.refs, group["name"]
+    assert all(m["fen"] and m["move"] for m in group["mistakes"])
 print("products consistent")
 PY
 
@@ -59,4 +91,14 @@ make -s -f Makefile.pipeline all "${tiny[@]}" EVAL_GAMES=2 > /dev/null 2>&1
 after=$(stamp)
 [[ $(echo "$after" | head -3) == $(echo "$before" | head -3) ]] || { echo "EVAL_GAMES redid more than the report"; exit 1; }
 [[ $(echo "$after" | tail -1) != $(echo "$before" | tail -1) ]] || { echo "EVAL_GAMES did not redo the report"; exit 1; }
+# Rendered headless by a browser where one is installed (Debian's chromium); else the structure
+# checks above are the test.
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [[ -n $browser ]]; then
+  "$browser" --headless --no-sandbox --disable-gpu --window-size=1300,2400 \
+    --screenshot="$data/report.png" "file://$data/report/report.html" > /dev/null 2>&1
+  [[ $(head -c 4 "$data/report.png" | od -An -c | tr -d ' ') == "211PNG" ]] || { echo "chromium did not render"; exit 1; }
+else
+  echo "no browser: report.html checked by structure only"
+fi
 echo "pipeline ok"
