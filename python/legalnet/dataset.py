@@ -63,7 +63,7 @@ class BatchReader:
     """Shuffled batches ``(x [B, C, 8, 8], y [B, 4096])`` for training from Python at the speed of
     contiguous reads: each epoch reads blocks of ``block_rows`` contiguous rows in a shuffled order,
     ``buffer_blocks`` at a time, and shuffles their rows in memory. ``max_ply`` keeps rows with
-    ply <= max_ply (the ``train --max-ply`` filter). Deterministic for a (seed, epoch)."""
+    ply <= max_ply (the ``train --max-plies`` filter). Deterministic for a (seed, epoch)."""
 
     def __init__(self, path, inputs="planes", batch_size=256, seed=0, block_rows=8192, buffer_blocks=8,
                  max_ply=None, drop_last=True):

@@ -423,6 +423,14 @@ TEST(Train, RefusesToOverwriteAFinishedRunAndBadData) {
   TrainOptions forced = tiny_run(dir + "/run");
   forced.force = true;
   EXPECT_NO_THROW(run_train(forced));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/run/replaced")) << "the replaced run outlived the new model";
+  std::ofstream(dir + "/file") << "x";
+  try {
+    run_train(tiny_run(dir + "/file"));
+    ADD_FAILURE() << "accepted a file as the run folder";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "--out '" + dir + "/file' is a file; it must be a run folder (new or existing)");
+  }
   std::ofstream(dir + "/text.h5") << "not a dataset";
   TrainOptions bad = tiny_run(dir + "/bad");
   bad.data = {dir + "/text.h5"};
@@ -446,6 +454,9 @@ TEST(Train, ADivergingLossStopsWithAClearMessage) {
     ADD_FAILURE() << "trained";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("the loss became"), std::string::npos) << e.what();
+    // No checkpoint exists yet: the message must not name one.
+    EXPECT_NE(std::string(e.what()).find("no checkpoint was written yet"), std::string::npos) << e.what();
+    EXPECT_FALSE(std::filesystem::exists(dir + "/run/checkpoint.pt"));
   }
 }
 
@@ -510,6 +521,18 @@ TEST(ModelFile, ThePythonPackageReproducesTheCppNetworksAndInputs) {
   }
   std::ofstream(dir + "/junk.pt") << "junk";
   EXPECT_THROW(load_model(dir + "/junk.pt", torch::kCPU), Error);
+
+  // torch would load weights of another shape into the net without a word: the file's config
+  // says 1x8, its weights are those of a 1x16 net.
+  auto wide = make_model(config("resnet", 0, 1, 16));
+  save_model(dir + "/lying.pt", config("resnet", 0, 1, 8), *wide, "{}");
+  try {
+    load_model(dir + "/lying.pt", torch::kCPU);
+    ADD_FAILURE() << "loaded weights that disagree with the config";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("weights do not match the architecture resnet 1x8"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
