@@ -68,13 +68,7 @@ inline int parse(CLI::App& app, int argc, char** argv, const char* tool) {
   try {
     app.parse(argc, argv);
     return -1;
-  } catch (const CLI::Success& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
+  } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();

@@ -1,5 +1,7 @@
 #include "chess/movegen.h"
 
+#include "chess/king_safety.h"
+
 namespace legalnet::chess {
 namespace {
 
@@ -30,33 +32,6 @@ inline Move* emit_pawn_targets(Move* list, Bitboard targets, int delta) {
   return list;
 }
 
-// Squares the enemy attacks, computed with our king lifted off the board so that the king
-// cannot step back along the ray of a slider that checks it.
-template <Color Them>
-Bitboard danger_squares(const Position& pos, Bitboard occupied_without_king) {
-  Bitboard danger = pawn_attacks_bb<Them>(pos.pieces(Them, PAWN)) | king_attacks(pos.king_square(Them));
-  for (Bitboard b = pos.pieces(Them, KNIGHT); b;) danger |= knight_attacks(pop_lsb(b));
-  for (Bitboard b = pos.pieces(Them, BISHOP, QUEEN); b;) danger |= bishop_attacks(pop_lsb(b), occupied_without_king);
-  for (Bitboard b = pos.pieces(Them, ROOK, QUEEN); b;) danger |= rook_attacks(pop_lsb(b), occupied_without_king);
-  return danger;
-}
-
-// Our pieces that stand alone between our king and an enemy slider.
-template <Color Us>
-Bitboard pinned_pieces(const Position& pos, Square ksq) {
-  constexpr Color Them = ~Us;
-  const Bitboard occupied = pos.pieces();
-  Bitboard pinned = 0;
-  Bitboard snipers = (rook_attacks(ksq, 0) & pos.pieces(Them, ROOK, QUEEN)) |
-                     (bishop_attacks(ksq, 0) & pos.pieces(Them, BISHOP, QUEEN));
-  while (snipers) {
-    const Square s = pop_lsb(snipers);
-    const Bitboard blockers = between_bb(ksq, s) & ~square_bb(s) & occupied;
-    if (blockers && !more_than_one(blockers)) pinned |= blockers & pos.pieces(Us);
-  }
-  return pinned;
-}
-
 // Whether our king would be attacked after our pawn on `from` takes en passant on `to`.
 template <Color Us>
 bool en_passant_exposes_king(const Position& pos, Square from, Square to) {
@@ -78,15 +53,14 @@ Move* generate(const Position& pos, Move* list) {
 
   const Bitboard ours = pos.pieces(Us), theirs = pos.pieces(Them), occupied = ours | theirs;
   const Square ksq = pos.king_square(Us);
-  const Bitboard checkers = pos.checkers();
-  const Bitboard danger = danger_squares<Them>(pos, occupied ^ square_bb(ksq));
+  const KingSafety safety = king_safety(pos);
+  const Bitboard checkers = safety.checkers, danger = safety.danger, pinned = safety.pinned;
 
   list = emit(list, ksq, king_attacks(ksq) & ~ours & ~danger);
   if (more_than_one(checkers)) return list;  // double check: only the king moves
 
   // Non-king moves must land on `target`: anywhere, or block/capture the single checker.
   const Bitboard target = (checkers ? between_bb(ksq, lsb(checkers)) : ~Bitboard(0)) & ~ours;
-  const Bitboard pinned = pinned_pieces<Us>(pos, ksq);
 
   if (!checkers) {
     const uint8_t cr = pos.castling_rights();

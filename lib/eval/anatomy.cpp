@@ -1,5 +1,7 @@
 #include "eval/anatomy.h"
 
+#include "chess/king_safety.h"
+
 #include <algorithm>
 
 #include "encode/encode.h"
@@ -24,20 +26,6 @@ const char* position_kind_name(int kind) {
   static const char* names[] = {"in check", "not in check", "opening (>24 pieces)", "middlegame (13-24 pieces)",
                                 "endgame (<=12 pieces)"};
   return names[kind];
-}
-
-Bitboard pinned_pieces(const Position& pos) {
-  const Color us = pos.side_to_move();
-  const Square k = pos.king_square(us);
-  Bitboard pinned = 0;
-  Bitboard snipers =
-      (rook_attacks(k, 0) & pos.pieces(~us, ROOK, QUEEN)) | (bishop_attacks(k, 0) & pos.pieces(~us, BISHOP, QUEEN));
-  while (snipers) {
-    const Square s = pop_lsb(snipers);
-    const Bitboard blockers = between_bb(k, s) & ~square_bb(s) & pos.pieces();
-    if (blockers && !more_than_one(blockers)) pinned |= blockers & pos.pieces(us);
-  }
-  return pinned;
 }
 
 namespace {
@@ -120,7 +108,7 @@ void Anatomy::add(const Position& pos, const MoveList& legal, const float* probs
   ++positions;
   bool is_legal[encode::MOVE_INDICES] = {};
   for (Move m : legal) is_legal[encode::move_index(m)] = true;
-  const Bitboard pinned = pinned_pieces(pos);
+  const Bitboard pinned = king_safety(pos).pinned;
   double mass_all = 0, mass_legal = 0;
   int best = 0;
   bool exact = true;

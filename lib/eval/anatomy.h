@@ -68,7 +68,5 @@ struct Anatomy {
 uint32_t kinds_of(const chess::Position& pos, int index, chess::Bitboard pinned);
 // Why index is not legal in pos (it must not be).
 FalsePositiveReason reason_illegal(const chess::Position& pos, int index);
-// Own pieces pinned to the side to move's king.
-chess::Bitboard pinned_pieces(const chess::Position& pos);
 
 }  // namespace legalnet::eval

@@ -1,0 +1,23 @@
+// What threatens a king, computed once from the pieces alone: the squares the opponent attacks,
+// our pinned pieces and the checkers. Move generation, the error anatomy and the engine-assisted
+// input planes all read it (as Stockfish computes blockers and pinners once per position), from
+// a Position or from the bitboards of a board decoded from training rows.
+#pragma once
+
+#include "chess/position.h"
+
+namespace legalnet::chess {
+
+struct KingSafety {
+  Bitboard danger = 0;    // squares the opponent attacks, with our king lifted off the board (so
+                          // that the king cannot step back along the ray of a checking slider)
+  Bitboard pinned = 0;    // our pieces that stand alone between our king and an opponent's slider
+  Bitboard checkers = 0;  // the opponent's pieces that attack our king
+};
+
+// `theirs` holds the opponent's pieces by type (PAWN..KING); without a king (a decoded board
+// may lack one) only `danger` is set.
+KingSafety king_safety(Color us, Square king, Bitboard ours, const Bitboard theirs[PIECE_TYPE_NB]);
+KingSafety king_safety(const Position& pos);
+
+}  // namespace legalnet::chess
