@@ -210,7 +210,7 @@ TEST(Dataset, BadGamesAreSkippedOrFatalWithStrict) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/strict.h5"));
   t.inputs.push_back(dir + "/missing.pgn");
   t.strict = false;
-  EXPECT_THROW(run_tensorize(t), Error);
+  EXPECT_EQ(test::error_of([&] { run_tensorize(t); }), "cannot open '" + dir + "/missing.pgn': No such file or directory");
   EXPECT_FALSE(std::filesystem::exists(dir + "/strict.h5"));
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
@@ -299,7 +299,7 @@ TEST(Dataset, MergedShardsReadLikeTheUnshardedDataset) {
   data::MergeOptions missing;
   missing.inputs = shards;
   missing.out = dir + "/never.h5";
-  EXPECT_THROW(data::merge_datasets(missing), Error);
+  EXPECT_NE(test::error_of([&] { data::merge_datasets(missing); }).find("cannot open"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(missing.out));
 }
 

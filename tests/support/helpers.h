@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "chess/position.h"
+#include "util/error.h"
 
 namespace legalnet::test {
 
@@ -32,6 +33,18 @@ std::vector<StockfishPerft> stockfish_perft(const std::vector<std::string>& fens
 // FENs sampled from seeded random games: every position with a legal en-passant capture,
 // a promotion, castling, a check or a pin, and every 25th other one, until `count` are collected.
 std::vector<std::string> sample_fens(uint64_t seed, size_t count);
+
+// The message of the legalnet::Error that fn() throws, or "no error": the tools promise
+// precise messages, so tests check the words, not only the type.
+template <class Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 // A fresh empty directory under the test temp dir.
 std::string temp_dir(const std::string& name);
