@@ -2,7 +2,10 @@
 // docs/dataset.md). Readers refuse a file whose format name or version they do not know.
 #pragma once
 
+#include <array>
 #include <cstdint>
+
+#include "encode/encode.h"
 
 namespace legalnet::data {
 
@@ -31,6 +34,36 @@ constexpr const char* GAME_SOURCE_NUMBER = "source_game";  // int64 1-based game
 constexpr const char* GAME_SOURCE_LINE = "source_line";    // int64 line of the game's first tag or move
 constexpr const char* GAME_RESULT = "result";              // int8  1 white won, 0 draw, -1 black won, -2 unknown (*)
 constexpr const char* GAME_TERMINATION = "termination";    // int8  rules-based ending of the final position
+
+// The columns as tables that the writer, the reader and merge go through: name, element type
+// and the dimensions after the row count (0 ends them).
+enum class Element : uint8_t { INT8, UINT8, INT16, INT32, INT64 };
+struct ColumnSpec {
+  const char* name;
+  Element element;
+  std::array<int, 3> tail;
+  constexpr int tail_rank() const { return tail[0] ? (tail[1] ? (tail[2] ? 3 : 2) : 1) : 0; }
+  constexpr int elements_per_row() const { return (tail[0] ? tail[0] : 1) * (tail[1] ? tail[1] : 1) * (tail[2] ? tail[2] : 1); }
+};
+
+inline constexpr ColumnSpec ROW_COLUMNS[] = {
+    {POSITIONS, Element::INT8, {encode::PLANES, 8, 8}},
+    {LEGAL_MOVES, Element::UINT8, {encode::MOVE_INDICES}},
+    {PLAYED_MOVE, Element::INT16, {}},
+    {PLAYED_PROMOTION, Element::INT8, {}},
+    {GAME, Element::INT64, {}},
+    {PLY, Element::INT32, {}},
+    {CASTLING, Element::UINT8, {}},
+    {EN_PASSANT, Element::INT8, {}},
+    {HALFMOVE_CLOCK, Element::INT32, {}},
+    {FULLMOVE_NUMBER, Element::INT32, {}},
+};
+
+inline constexpr ColumnSpec GAME_COLUMNS[] = {
+    {GAME_FIRST_ROW, Element::INT64, {}}, {GAME_NUM_ROWS, Element::INT32, {}},      {GAME_PLIES, Element::INT32, {}},
+    {GAME_SOURCE, Element::INT32, {}},    {GAME_SOURCE_NUMBER, Element::INT64, {}}, {GAME_SOURCE_LINE, Element::INT64, {}},
+    {GAME_RESULT, Element::INT8, {}},     {GAME_TERMINATION, Element::INT8, {}},
+};
 
 // Rows per chunk of the two large datasets (measured in docs/benchmarks.md): small enough that
 // one chunk of legal_moves (1 MiB raw) fits HDF5's default 1 MiB chunk cache for random reads,

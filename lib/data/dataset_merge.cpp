@@ -21,24 +21,10 @@ struct Source {
   std::vector<std::string> sources;
 };
 
-// The datasets presented without copying (name, element type, trailing dimensions).
 struct Shape {
   const char* name;
   hid_t type;
-  std::vector<hsize_t> tail;
 };
-
-std::vector<Shape> virtual_datasets() {
-  return {{POSITIONS, H5T_NATIVE_INT8, {7, 8, 8}},
-          {LEGAL_MOVES, H5T_NATIVE_UINT8, {4096}},
-          {PLAYED_MOVE, H5T_NATIVE_INT16, {}},
-          {PLAYED_PROMOTION, H5T_NATIVE_INT8, {}},
-          {PLY, H5T_NATIVE_INT32, {}},
-          {CASTLING, H5T_NATIVE_UINT8, {}},
-          {EN_PASSANT, H5T_NATIVE_INT8, {}},
-          {HALFMOVE_CLOCK, H5T_NATIVE_INT32, {}},
-          {FULLMOVE_NUMBER, H5T_NATIVE_INT32, {}}};
-}
 
 h5::Handle create_plain(hid_t parent, const char* name, hid_t type, std::vector<hsize_t> dims,
                         const std::string& path) {
@@ -56,15 +42,11 @@ h5::Handle create_plain(hid_t parent, const char* name, hid_t type, std::vector<
                               std::string("create dataset ") + name));
 }
 
-void write_rows(hid_t dataset, hid_t type, uint64_t first, uint64_t count, const std::vector<hsize_t>& tail,
-                const void* data, const std::string& path, const char* name) {
+void write_rows(hid_t dataset, hid_t type, uint64_t first, uint64_t count, const void* data, const std::string& path,
+                const char* name) {
   if (count == 0) return;
   h5::Handle file_space(h5::check(H5Dget_space(dataset), path, name));
-  std::vector<hsize_t> offset(tail.size() + 1, 0), counts = tail;
-  offset[0] = first;
-  counts.insert(counts.begin(), count);
-  h5::check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, offset.data(), nullptr, counts.data(), nullptr),
-                   path, name);
+  const std::vector<hsize_t> counts = h5::select_rows(file_space, first, count, path, name);
   h5::Handle mem(h5::check(H5Screate_simple(int(counts.size()), counts.data(), nullptr), path, name));
   h5::check_status(H5Dwrite(dataset, type, mem, file_space, H5P_DEFAULT, data), path, std::string("write ") + name);
 }
@@ -116,16 +98,14 @@ MergeSummary merge_datasets(const MergeOptions& o) {
                             "cannot create '" + atomic.temp() + "'"));
 
   // Per-row arrays: virtual (each shard's dataset mapped into its block of rows) or copied.
-  for (const Shape& shape : virtual_datasets()) {
-    std::vector<hsize_t> dims = shape.tail;
-    dims.insert(dims.begin(), total.positions);
+  // (The game column holds indices into the games table, offset per shard: rewritten below.)
+  for (const ColumnSpec& column : ROW_COLUMNS) {
+    if (column.name == std::string(GAME)) continue;
+    const Shape shape{column.name, h5::native_type(column.element)};
+    const std::vector<hsize_t> dims = h5::column_dims(column, total.positions);
     if (o.copy) {
       h5::Handle ds = create_plain(file, shape.name, shape.type, dims, o.out);
-      const size_t row_bytes = H5Tget_size(shape.type) * [&] {
-        size_t n = 1;
-        for (auto d : shape.tail) n *= d;
-        return n;
-      }();
+      const size_t row_bytes = H5Tget_size(shape.type) * size_t(column.elements_per_row());
       std::vector<char> buffer;
       for (const Source& s : sources) {
         h5::Handle src_file(h5::check(H5Fopen(s.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), s.path, "open"));
@@ -135,16 +115,11 @@ MergeSummary merge_datasets(const MergeOptions& o) {
           const uint64_t count = std::min(SLICE, s.rows - first);
           buffer.resize(count * row_bytes);
           h5::Handle src_space(h5::check(H5Dget_space(src), s.path, shape.name));
-          std::vector<hsize_t> offset(dims.size(), 0), counts = dims;
-          offset[0] = first;
-          counts[0] = count;
-          h5::check_status(
-              H5Sselect_hyperslab(src_space, H5S_SELECT_SET, offset.data(), nullptr, counts.data(), nullptr), s.path,
-              shape.name);
+          const std::vector<hsize_t> counts = h5::select_rows(src_space, first, count, s.path, shape.name);
           h5::Handle mem(h5::check(H5Screate_simple(int(counts.size()), counts.data(), nullptr), s.path, shape.name));
           h5::check_status(H5Dread(src, shape.type, mem, src_space, H5P_DEFAULT, buffer.data()), s.path,
                            std::string("read ") + shape.name);
-          write_rows(ds, shape.type, s.first_row + first, count, shape.tail, buffer.data(), o.out, shape.name);
+          write_rows(ds, shape.type, s.first_row + first, count, buffer.data(), o.out, shape.name);
         }
       }
       continue;
@@ -154,12 +129,7 @@ MergeSummary merge_datasets(const MergeOptions& o) {
     h5::check_status(H5Pset_obj_track_times(dcpl, false), o.out, shape.name);
     for (const Source& s : sources) {
       if (s.rows == 0) continue;
-      std::vector<hsize_t> offset(dims.size(), 0), counts = dims, src_dims = dims;
-      offset[0] = s.first_row;
-      counts[0] = s.rows;
-      src_dims[0] = s.rows;
-      h5::check_status(H5Sselect_hyperslab(space, H5S_SELECT_SET, offset.data(), nullptr, counts.data(), nullptr),
-                       o.out, shape.name);
+      const std::vector<hsize_t> src_dims = h5::select_rows(space, s.first_row, s.rows, o.out, shape.name);
       h5::Handle src_space(
           h5::check(H5Screate_simple(int(src_dims.size()), src_dims.data(), nullptr), o.out, shape.name));
       h5::check_status(H5Pset_virtual(dcpl, space, s.relative.c_str(), shape.name, src_space), o.out,
@@ -180,7 +150,7 @@ MergeSummary merge_datasets(const MergeOptions& o) {
       for (uint64_t first = 0; first < s.rows; first += SLICE) {
         auto values = reader.read_row_column(GAME, first, std::min(SLICE, s.rows - first));
         for (auto& v : values) v += int64_t(s.first_game);
-        write_rows(game, H5T_NATIVE_INT64, s.first_row + first, values.size(), {}, values.data(), o.out, GAME);
+        write_rows(game, H5T_NATIVE_INT64, s.first_row + first, values.size(), values.data(), o.out, GAME);
       }
     }
   }
@@ -189,12 +159,9 @@ MergeSummary merge_datasets(const MergeOptions& o) {
   h5::Handle group(
       h5::check(H5Gcreate2(file, GAMES_GROUP, H5P_DEFAULT, gcpl, H5P_DEFAULT), o.out, "create group games"));
   // Stored types as in dataset_format.h; values pass through int64 in memory.
-  const std::pair<const char*, hid_t> columns[] = {
-      {GAME_FIRST_ROW, H5T_NATIVE_INT64}, {GAME_NUM_ROWS, H5T_NATIVE_INT32},      {GAME_PLIES, H5T_NATIVE_INT32},
-      {GAME_SOURCE, H5T_NATIVE_INT32},    {GAME_SOURCE_NUMBER, H5T_NATIVE_INT64}, {GAME_SOURCE_LINE, H5T_NATIVE_INT64},
-      {GAME_RESULT, H5T_NATIVE_INT8},     {GAME_TERMINATION, H5T_NATIVE_INT8}};
-  for (const auto& [name, type] : columns) {
-    h5::Handle ds = create_plain(group, name, type, {total.games}, o.out);
+  for (const ColumnSpec& spec : GAME_COLUMNS) {
+    const char* name = spec.name;
+    h5::Handle ds = create_plain(group, name, h5::native_type(spec.element), {total.games}, o.out);
     const std::string column = name;
     for (const Source& s : sources) {
       auto values = DatasetReader(s.path).read_game_column(name);
@@ -202,7 +169,7 @@ MergeSummary merge_datasets(const MergeOptions& o) {
                              : column == GAME_SOURCE  ? s.first_source
                                                       : 0;
       for (auto& v : values) v += offset;
-      write_rows(ds, H5T_NATIVE_INT64, s.first_game, values.size(), {}, values.data(), o.out, name);
+      write_rows(ds, H5T_NATIVE_INT64, s.first_game, values.size(), values.data(), o.out, name);
     }
   }
   write_dataset_attributes(file, provenance, total.positions, total.games, o.out);

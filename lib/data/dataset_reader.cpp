@@ -10,40 +10,12 @@
 namespace legalnet::data {
 namespace {
 
-struct Expected {
-  const char* name;
-  H5T_sign_t sign;
-  size_t size;
-  std::vector<hsize_t> tail;  // dimensions after the first
-};
-
-const std::vector<Expected>& row_datasets() {
-  static const std::vector<Expected> v = {
-      {POSITIONS, H5T_SGN_2, 1, {encode::PLANES, 8, 8}},
-      {LEGAL_MOVES, H5T_SGN_NONE, 1, {encode::MOVE_INDICES}},
-      {PLAYED_MOVE, H5T_SGN_2, 2, {}},
-      {PLAYED_PROMOTION, H5T_SGN_2, 1, {}},
-      {GAME, H5T_SGN_2, 8, {}},
-      {PLY, H5T_SGN_2, 4, {}},
-      {CASTLING, H5T_SGN_NONE, 1, {}},
-      {EN_PASSANT, H5T_SGN_2, 1, {}},
-      {HALFMOVE_CLOCK, H5T_SGN_2, 4, {}},
-      {FULLMOVE_NUMBER, H5T_SGN_2, 4, {}},
-  };
-  return v;
-}
-
-const std::vector<Expected>& game_datasets() {
-  static const std::vector<Expected> v = {
-      {GAME_FIRST_ROW, H5T_SGN_2, 8, {}}, {GAME_NUM_ROWS, H5T_SGN_2, 4, {}},      {GAME_PLIES, H5T_SGN_2, 4, {}},
-      {GAME_SOURCE, H5T_SGN_2, 4, {}},    {GAME_SOURCE_NUMBER, H5T_SGN_2, 8, {}}, {GAME_SOURCE_LINE, H5T_SGN_2, 8, {}},
-      {GAME_RESULT, H5T_SGN_2, 1, {}},    {GAME_TERMINATION, H5T_SGN_2, 1, {}},
-  };
-  return v;
-}
-
-std::string type_name(H5T_sign_t sign, size_t size) {
-  return std::string(sign == H5T_SGN_NONE ? "uint" : "int") + std::to_string(size * 8);
+const ColumnSpec& column_spec(const std::string& name) {
+  for (const ColumnSpec& c : ROW_COLUMNS)
+    if (name == c.name) return c;
+  for (const ColumnSpec& c : GAME_COLUMNS)
+    if (name == c.name) return c;
+  throw Error("no column '" + name + "' in the dataset format");
 }
 
 }  // namespace
@@ -55,20 +27,20 @@ struct DatasetReader::Impl {
   uint64_t positions = 0, games = 0;
 
   // Opens a dataset and checks type and shape; returns its first dimension.
-  hsize_t open_checked(hid_t parent, const std::string& prefix, const Expected& e) {
+  hsize_t open_checked(hid_t parent, const std::string& prefix, const ColumnSpec& e) {
     const std::string where = prefix + e.name;
     if (H5Lexists(parent, e.name, H5P_DEFAULT) <= 0) throw Error(path + ": dataset '" + where + "' is missing");
     h5::Handle ds(h5::check(H5Dopen2(parent, e.name, H5P_DEFAULT), path, "open dataset " + where));
     h5::Handle type(h5::check(H5Dget_type(ds), path, where));
-    if (H5Tget_class(type) != H5T_INTEGER || H5Tget_size(type) != e.size || H5Tget_sign(type) != e.sign)
-      throw Error(path + ": dataset '" + where + "' has the wrong type (expected " + type_name(e.sign, e.size) + ")");
+    if (!h5::stored_as(type, e.element))
+      throw Error(path + ": dataset '" + where + "' has the wrong type (expected " + h5::element_name(e.element) + ")");
     h5::Handle space(h5::check(H5Dget_space(ds), path, where));
     const int rank = H5Sget_simple_extent_ndims(space);
     std::vector<hsize_t> dims(size_t(std::max(rank, 0)));
     H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-    if (dims.size() != e.tail.size() + 1 || !std::equal(e.tail.begin(), e.tail.end(), dims.begin() + 1)) {
+    if (dims.size() != size_t(e.tail_rank()) + 1 || !std::equal(dims.begin() + 1, dims.end(), e.tail.begin())) {
       std::string expected = "(N";
-      for (auto d : e.tail) expected += ", " + std::to_string(d);
+      for (int i = 0; i < e.tail_rank(); ++i) expected += ", " + std::to_string(e.tail[size_t(i)]);
       throw Error(path + ": dataset '" + where + "' has the wrong shape (expected " + expected + "))");
     }
     datasets[where] = std::move(ds);
@@ -101,9 +73,7 @@ struct DatasetReader::Impl {
     }
   }
 
-  static uint64_t row_elements(const std::string& name) {
-    return name == POSITIONS ? encode::POSITION_SIZE : name == LEGAL_MOVES ? encode::MOVE_INDICES : 1;
-  }
+  static uint64_t row_elements(const std::string& name) { return uint64_t(column_spec(name).elements_per_row()); }
 
   hid_t dataset(const std::string& name) const {
     auto it = datasets.find(name);
@@ -114,22 +84,20 @@ struct DatasetReader::Impl {
   void read_slab(const std::string& name, hid_t mem_type, uint64_t start, uint64_t count, void* out) const {
     const hid_t ds = dataset(name);
     h5::Handle file_space(h5::check(H5Dget_space(ds), path, name));
-    const int rank = H5Sget_simple_extent_ndims(file_space);
-    const auto n_dims = static_cast<size_t>(rank);
-    std::vector<hsize_t> dims(n_dims), offset(n_dims, 0), counts;
-    H5Sget_simple_extent_dims(file_space, dims.data(), nullptr);
-    if (start + count > dims[0])
+    hsize_t rows = 0;
+    if (H5Sget_simple_extent_ndims(file_space) >= 1) {
+      std::vector<hsize_t> dims(size_t(H5Sget_simple_extent_ndims(file_space)));
+      H5Sget_simple_extent_dims(file_space, dims.data(), nullptr);
+      rows = dims[0];
+    }
+    if (start + count > rows)
       throw Error(path + ": rows " + std::to_string(start) + ".." + std::to_string(start + count) + " of '" + name +
-                  "' are past its end (" + std::to_string(dims[0]) + " rows)");
+                  "' are past its end (" + std::to_string(rows) + " rows)");
     if (count == 0) return;
-    offset[0] = start;
-    counts = dims;
-    counts[0] = count;
-    h5::check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, offset.data(), nullptr, counts.data(), nullptr),
-                     path, name);
+    const std::vector<hsize_t> counts = h5::select_rows(file_space, start, count, path, name);
     // The memory space has the selection's own shape: a 1-D memory space against an N-D
     // selection makes HDF5 map element by element, 20x slower.
-    h5::Handle mem_space(h5::check(H5Screate_simple(rank, counts.data(), nullptr), path, name));
+    h5::Handle mem_space(h5::check(H5Screate_simple(int(counts.size()), counts.data(), nullptr), path, name));
     h5::check_status(H5Dread(ds, mem_type, mem_space, file_space, H5P_DEFAULT, out), path, "read " + name);
   }
 };
@@ -153,9 +121,9 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
     throw Error(path + ": format version " + std::to_string(version) + " is not supported (this build reads version " +
                 std::to_string(FORMAT_VERSION) + ")");
 
-  for (const auto& e : row_datasets()) {
+  for (const auto& e : ROW_COLUMNS) {
     const hsize_t n = d.open_checked(d.file, "", e);
-    if (e.name == row_datasets()[0].name) d.positions = n;
+    if (e.name == ROW_COLUMNS[0].name) d.positions = n;
     if (n != d.positions)
       throw Error(path + ": dataset '" + e.name + "' has " + std::to_string(n) + " rows, 'positions' has " +
                   std::to_string(d.positions));
@@ -163,9 +131,9 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
   if (H5Lexists(d.file, GAMES_GROUP, H5P_DEFAULT) <= 0) throw Error(path + ": group 'games' is missing");
   h5::Handle group(h5::check(H5Gopen2(d.file, GAMES_GROUP, H5P_DEFAULT), path, "open group games"));
   const std::string prefix = std::string(GAMES_GROUP) + "/";
-  for (const auto& e : game_datasets()) {
+  for (const auto& e : GAME_COLUMNS) {
     const hsize_t n = d.open_checked(group, prefix, e);
-    if (e.name == game_datasets()[0].name) d.games = n;
+    if (e.name == GAME_COLUMNS[0].name) d.games = n;
     if (n != d.games) throw Error(path + ": dataset '" + prefix + e.name + "' has a different number of games");
   }
   d.check_virtual_sources(POSITIONS);

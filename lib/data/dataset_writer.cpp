@@ -161,8 +161,7 @@ struct DatasetWriter::Impl {
     const hsize_t count = c.pending.size(), total = c.written + count;
     h5::check_status(H5Dset_extent(c.dataset, &total), path, c.name);
     h5::Handle file_space(h5::check(H5Dget_space(c.dataset), path, c.name));
-    h5::check_status(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &c.written, nullptr, &count, nullptr), path,
-                     c.name);
+    h5::select_rows(file_space, c.written, count, path, c.name);
     h5::Handle mem_space(h5::check(H5Screate_simple(1, &count, nullptr), path, c.name));
     h5::check_status(H5Dwrite(c.dataset, h5::native_type<T>(), mem_space, file_space, H5P_DEFAULT, c.pending.data()),
                      path, std::string("write ") + c.name);

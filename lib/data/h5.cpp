@@ -145,6 +145,51 @@ int64_t read_int_attribute(hid_t object, const char* name, const std::string& fi
   return value;
 }
 
+hid_t native_type(Element element) {
+  switch (element) {
+    case Element::INT8: return H5T_NATIVE_INT8;
+    case Element::UINT8: return H5T_NATIVE_UINT8;
+    case Element::INT16: return H5T_NATIVE_INT16;
+    case Element::INT32: return H5T_NATIVE_INT32;
+    case Element::INT64: return H5T_NATIVE_INT64;
+  }
+  return H5T_NATIVE_INT64;
+}
+
+bool stored_as(hid_t type, Element element) {
+  return H5Tget_class(type) == H5T_INTEGER && H5Tget_size(type) == H5Tget_size(native_type(element)) &&
+         (H5Tget_sign(type) == H5T_SGN_NONE) == (element == Element::UINT8);
+}
+
+std::string element_name(Element element) {
+  switch (element) {
+    case Element::INT8: return "int8";
+    case Element::UINT8: return "uint8";
+    case Element::INT16: return "int16";
+    case Element::INT32: return "int32";
+    case Element::INT64: return "int64";
+  }
+  return "?";
+}
+
+std::vector<hsize_t> column_dims(const ColumnSpec& column, hsize_t rows) {
+  std::vector<hsize_t> dims{rows};
+  for (int i = 0; i < column.tail_rank(); ++i) dims.push_back(hsize_t(column.tail[size_t(i)]));
+  return dims;
+}
+
+std::vector<hsize_t> select_rows(hid_t space, hsize_t first, hsize_t count, const std::string& file,
+                                 const std::string& what) {
+  const int rank = H5Sget_simple_extent_ndims(space);
+  if (rank < 1) throw Error(file + ": " + what + ": not an array");
+  std::vector<hsize_t> dims(static_cast<size_t>(rank)), offset(static_cast<size_t>(rank), 0);
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  offset[0] = first;
+  dims[0] = count;
+  check_status(H5Sselect_hyperslab(space, H5S_SELECT_SET, offset.data(), nullptr, dims.data(), nullptr), file, what);
+  return dims;
+}
+
 template <>
 hid_t native_type<int8_t>() {
   return H5T_NATIVE_INT8;

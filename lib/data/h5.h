@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "data/dataset_format.h"
 #include "util/error.h"
 
 namespace legalnet::data {
@@ -66,6 +67,18 @@ bool has_attribute(hid_t object, const char* name);
 std::string read_string_attribute(hid_t object, const char* name, const std::string& file);
 std::vector<std::string> read_string_list_attribute(hid_t object, const char* name, const std::string& file);
 int64_t read_int_attribute(hid_t object, const char* name, const std::string& file);
+
+// A column's element type: as HDF5's native type, whether a stored type is it, and its name.
+hid_t native_type(Element element);
+bool stored_as(hid_t type, Element element);
+std::string element_name(Element element);
+// A column's dimensions for `rows` rows.
+std::vector<hsize_t> column_dims(const ColumnSpec& column, hsize_t rows);
+
+// Selects rows [first, first + count) of a dataspace, every trailing dimension whole, and
+// returns the selection's shape (the memory space to read or write it with).
+std::vector<hsize_t> select_rows(hid_t space, hsize_t first, hsize_t count, const std::string& file,
+                                 const std::string& what);
 
 // The HDF5 native type matching a C++ integer type.
 template <class T>
