@@ -2,9 +2,9 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
+#include "cli_options.h"
 #include "nn/device.h"
 #include "nn/evaluator.h"
-#include "cli_options.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {
@@ -25,7 +25,9 @@ int main(int argc, char** argv) {
       ->check(cli::in_range(0, 1))
       ->capture_default_str();
   app.add_option("--games", o.games, "Games to play")->check(CLI::Range(0, 1000000))->capture_default_str();
-  app.add_option("--opponent", o.opponent, "random | self")->check(CLI::IsMember({"random", "self"}))->capture_default_str();
+  app.add_option("--opponent", o.opponent, "random | self")
+      ->check(CLI::IsMember({"random", "self"}))
+      ->capture_default_str();
   app.add_flag("--greedy", o.greedy, "Play the highest-scoring move instead of sampling");
   app.add_flag("!--stop-at-illegal", o.resample_illegal,
                "End a game at the model's first illegal pick (default: resample among legal moves and go on)");
@@ -34,7 +36,9 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "Seed of colours, the random mover and sampling")->capture_default_str();
   app.add_option("--report", o.report, "Write every figure as JSON to this file");
   app.add_option("--fen", o.fen, "Show the model's view of this position ('startpos' allowed)");
-  app.add_option("--top-k", o.top_k, "Moves listed (and drawn) for --fen")->check(CLI::Range(1, 4096))->capture_default_str();
+  app.add_option("--top-k", o.top_k, "Moves listed (and drawn) for --fen")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   app.add_option("--picture", o.picture, "Draw --fen with arrows and heat maps (.svg, or .png via rsvg-convert)");
   app.add_option("--gallery", o.gallery,
                  "Folder for boards of the model's mistakes: the held-out positions with the most illegal mass, "

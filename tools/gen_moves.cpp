@@ -4,9 +4,9 @@
 
 #include "chess/notation.h"
 #include "chess/perft.h"
+#include "cli_options.h"
 #include "games/gen_moves.h"
 #include "util/console.h"
-#include "cli_options.h"
 #include "util/tool_main.h"
 
 namespace {
@@ -16,8 +16,7 @@ int run_perft(const std::string& fen, int depth) {
   std::string dropped;  // void castling rights are dropped, as python-chess and Stockfish read them
   Position pos(fen == "startpos" ? START_FEN : std::string_view(fen), &dropped);
   if (!dropped.empty())
-    legalnet::say("gen_moves: note: castling rights '{}' dropped (the king or rook is not on its square)\n",
-               dropped);
+    legalnet::say("gen_moves: note: castling rights '{}' dropped (the king or rook is not on its square)\n", dropped);
   uint64_t total = 0;
   for (const auto& [move, nodes] : perft_divide(pos, depth)) {
     fmt::print("{}: {}\n", to_uci(move), nodes);
@@ -51,7 +50,9 @@ int main(int argc, char** argv) {
   auto* shard = app.add_option("--shard", opt.shard,
                                "Make only shard K (0-based) of --num-shards; default from "
                                "SLURM_ARRAY_TASK_ID when SLURM_ARRAY_TASK_COUNT is set");
-  app.add_option("--num-shards", opt.num_shards, "Number of shards")->capture_default_str()->check(CLI::Range(1, 1000000));
+  app.add_option("--num-shards", opt.num_shards, "Number of shards")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   app.add_flag("--quiet,-q", opt.quiet, "No progress line and no summary");
   app.add_option("--stats-json", opt.stats_json, "Also write the summary as JSON to this file");
 

@@ -2,10 +2,10 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
+#include "cli_options.h"
 #include "data/dataset_merge.h"
 #include "data/tensorize.h"
 #include "util/console.h"
-#include "cli_options.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {
@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   app.add_flag("--strict", opt.strict, "Stop at the first bad game instead of skipping it");
   app.add_flag("--include-final", opt.include_final, "Also write each game's final position (played_move -1)");
   app.add_flag("--dedupe", opt.dedupe, "Drop positions already written (same placement, side, castling, e.p.)");
-  app.add_option("--max-positions", opt.max_positions, "Stop before the game that would exceed this many rows (0: no limit)")
+  app.add_option("--max-positions", opt.max_positions,
+                 "Stop before the game that would exceed this many rows (0: no limit)")
       ->check(cli::in_range(0, cli::MAX_COUNT));
   app.add_option("--split", opt.split, "Fractions by game for train,val[,test] files, e.g. 0.9,0.05,0.05")
       ->delimiter(',');
@@ -49,8 +50,8 @@ int main(int argc, char** argv) {
       merge.command_line = opt.command_line;
       const auto summary = data::merge_datasets(merge);
       if (!opt.quiet)
-        say("tensorize merge: {} games, {} positions from {} shards into {}\n", summary.games,
-                   summary.positions, merge.inputs.size(), merge.out);
+        say("tensorize merge: {} games, {} positions from {} shards into {}\n", summary.games, summary.positions,
+            merge.inputs.size(), merge.out);
       return 0;
     }
     if (opt.inputs.empty() || opt.out.empty())

@@ -2,9 +2,9 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
+#include "cli_options.h"
 #include "nn/device.h"
 #include "nn/trainer.h"
-#include "cli_options.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {
@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
   app.add_option("--hidden", o.model.hidden,
                  "mlp: hidden width (4096); conv: FC width (1024); attention: feed-forward width (2 x channels)")
       ->check(CLI::Range(0, 65536));
-  app.add_option("--blocks", o.model.blocks, "conv/resnet: blocks (8 / 6); attention: layers (6)")->check(CLI::Range(0, 256));
+  app.add_option("--blocks", o.model.blocks, "conv/resnet: blocks (8 / 6); attention: layers (6)")
+      ->check(CLI::Range(0, 256));
   app.add_option("--channels", o.model.channels, "conv/resnet: filters (128 / 32); attention: token width (64)")
       ->check(CLI::Range(0, 8192));
   app.add_option("--heads", o.model.heads, "attention: heads per layer (4)")->check(CLI::Range(0, 256));
@@ -58,7 +59,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-steps", o.max_steps, "Stop after this many steps (the schedule spans them)")
       ->check(cli::in_range(0, cli::MAX_COUNT));
   app.add_option("--max-time", o.max_time, "Stop after this many seconds of training")->check(cli::in_range(0, 1e9));
-  app.add_option("--batch-size", o.batch_size, "Positions per step")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, "Positions per step")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
   app.add_option("--lr", o.lr, "Peak learning rate")->check(cli::in_range(1e-12, 100))->capture_default_str();
   app.add_option("--optimizer", o.optimizer, "adam | adamw | sgd")
       ->check(CLI::IsMember({"adam", "adamw", "sgd"}))
@@ -67,8 +70,12 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "Share of steps of linear warm-up, then cosine decay")
       ->check(cli::in_range(0, 1))
       ->capture_default_str();
-  app.add_option("--min-lr-ratio", o.min_lr_ratio, "Final learning rate / peak")->check(cli::in_range(0, 1))->capture_default_str();
-  app.add_option("--clip", o.clip, "Gradient-norm clipping (0: off)")->check(cli::in_range(0, 1e6))->capture_default_str();
+  app.add_option("--min-lr-ratio", o.min_lr_ratio, "Final learning rate / peak")
+      ->check(cli::in_range(0, 1))
+      ->capture_default_str();
+  app.add_option("--clip", o.clip, "Gradient-norm clipping (0: off)")
+      ->check(cli::in_range(0, 1e6))
+      ->capture_default_str();
   app.add_option("--max-plies,--max-ply", o.max_ply,
                  "Train only on positions within this many plies of the game's start (-1: all)")
       ->check(CLI::Range(-1, 100000))

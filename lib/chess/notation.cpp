@@ -123,8 +123,8 @@ Move parse_san(const Position& pos, std::string_view text, const MoveList& legal
     promotion = piece_from_letter(char(std::toupper(static_cast<unsigned char>(s.back()))));
     if (promotion == NO_PIECE_TYPE) san_error(text, "'" + std::string(1, s.back()) + "' is not a piece");
     s.remove_suffix(2);
-  } else if (after_square(1) && piece_from_letter(char(std::toupper(static_cast<unsigned char>(s.back())))) !=
-                                    NO_PIECE_TYPE) {
+  } else if (after_square(1) &&
+             piece_from_letter(char(std::toupper(static_cast<unsigned char>(s.back())))) != NO_PIECE_TYPE) {
     promotion = piece_from_letter(char(std::toupper(static_cast<unsigned char>(s.back()))));
     s.remove_suffix(1);
   }

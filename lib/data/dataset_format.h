@@ -43,7 +43,9 @@ struct ColumnSpec {
   Element element;
   std::array<int, 3> tail;
   constexpr int tail_rank() const { return tail[0] ? (tail[1] ? (tail[2] ? 3 : 2) : 1) : 0; }
-  constexpr int elements_per_row() const { return (tail[0] ? tail[0] : 1) * (tail[1] ? tail[1] : 1) * (tail[2] ? tail[2] : 1); }
+  constexpr int elements_per_row() const {
+    return (tail[0] ? tail[0] : 1) * (tail[1] ? tail[1] : 1) * (tail[2] ? tail[2] : 1);
+  }
 };
 
 inline constexpr ColumnSpec ROW_COLUMNS[] = {
@@ -60,9 +62,10 @@ inline constexpr ColumnSpec ROW_COLUMNS[] = {
 };
 
 inline constexpr ColumnSpec GAME_COLUMNS[] = {
-    {GAME_FIRST_ROW, Element::INT64, {}}, {GAME_NUM_ROWS, Element::INT32, {}},      {GAME_PLIES, Element::INT32, {}},
-    {GAME_SOURCE, Element::INT32, {}},    {GAME_SOURCE_NUMBER, Element::INT64, {}}, {GAME_SOURCE_LINE, Element::INT64, {}},
-    {GAME_RESULT, Element::INT8, {}},     {GAME_TERMINATION, Element::INT8, {}},
+    {GAME_FIRST_ROW, Element::INT64, {}},     {GAME_NUM_ROWS, Element::INT32, {}},
+    {GAME_PLIES, Element::INT32, {}},         {GAME_SOURCE, Element::INT32, {}},
+    {GAME_SOURCE_NUMBER, Element::INT64, {}}, {GAME_SOURCE_LINE, Element::INT64, {}},
+    {GAME_RESULT, Element::INT8, {}},         {GAME_TERMINATION, Element::INT8, {}},
 };
 
 // Rows per chunk of the two large datasets (measured in docs/benchmarks.md): small enough that

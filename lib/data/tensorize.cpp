@@ -195,16 +195,14 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
           progress.finish();
           say("tensorize: skipped {}\n", message);
           if (same_reason == MAX_SKIP_MESSAGES_PER_REASON)
-            say("tensorize: further games skipped for '{}' are only counted in the summary\n",
-                       g.skip_reason);
+            say("tensorize: further games skipped for '{}' are only counted in the summary\n", g.skip_reason);
         }
         continue;
       }
       if (!g.note.empty()) {
         if (++summary.games_with_notes <= MAX_SKIP_MESSAGES_PER_REASON && !o.quiet) {
           progress.finish();
-          say("tensorize: note: {}: game {} (line {}): {}\n", g.source_path, g.number, g.first_line,
-                     g.note);
+          say("tensorize: note: {}: game {} (line {}): {}\n", g.source_path, g.number, g.first_line, g.note);
         }
       }
       size_t part = 0;
@@ -280,18 +278,14 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
   if (!o.stats_json.empty()) write_stats_json(o, summary);
   if (!o.quiet) {
     const double secs = std::max(summary.seconds, 1e-9);
-    say(
-               "tensorize: {} games, {} positions, {} skipped games, {:.2f} s, {} positions/s, {:.1f} bytes/position\n",
-               summary.games, summary.positions, summary.skipped_games, summary.seconds,
-               human_count(double(summary.positions) / secs),
-               summary.positions ? double(summary.bytes) / double(summary.positions) : 0.0);
+    say("tensorize: {} games, {} positions, {} skipped games, {:.2f} s, {} positions/s, {:.1f} bytes/position\n",
+        summary.games, summary.positions, summary.skipped_games, summary.seconds,
+        human_count(double(summary.positions) / secs),
+        summary.positions ? double(summary.bytes) / double(summary.positions) : 0.0);
     if (summary.games_read != summary.games)
-      say("  {} games read: {} kept, {} skipped\n", summary.games_read, summary.games,
-                 summary.skipped_games);
-    for (const auto& [reason, count] : summary.skipped_by_reason)
-      say("  skipped for {}: {}\n", reason, count);
-    if (summary.games_with_notes)
-      say("  {} games kept with a note (read leniently)\n", summary.games_with_notes);
+      say("  {} games read: {} kept, {} skipped\n", summary.games_read, summary.games, summary.skipped_games);
+    for (const auto& [reason, count] : summary.skipped_by_reason) say("  skipped for {}: {}\n", reason, count);
+    if (summary.games_with_notes) say("  {} games kept with a note (read leniently)\n", summary.games_with_notes);
     if (o.dedupe) say("  {} duplicate positions dropped\n", summary.dropped_duplicates);
     if (summary.stopped_at_max_positions)
       say("  stopped at --max-positions {} (before a game that would exceed it)\n", o.max_positions);

@@ -45,7 +45,8 @@ void encode_attack_planes(const int8_t* squares, int side, int8_t* out) {
   for (Bitboard a = safety.danger; a;) out[pop_lsb(a)] = 1;
   for (Bitboard p = safety.pinned; p;) out[PLANE_SIZE + pop_lsb(p)] = 1;
   Bitboard check = 0;
-  for (Bitboard c = safety.checkers; c;) check |= between_bb(b.king, pop_lsb(c));  // the squares between, and the checker
+  for (Bitboard c = safety.checkers; c;)
+    check |= between_bb(b.king, pop_lsb(c));  // the squares between, and the checker
   for (; check;) out[2 * PLANE_SIZE + pop_lsb(check)] = 1;
 }
 

@@ -11,9 +11,9 @@
 namespace legalnet::eval {
 namespace {
 
-constexpr double SQUARE = 34;                   // pixels a square in the grid
-constexpr double CELL_W = 8 * SQUARE + 76;      // a board, its labels and some air
-constexpr double CELL_H = 8 * SQUARE + 92;      // and its four caption lines
+constexpr double SQUARE = 34;               // pixels a square in the grid
+constexpr double CELL_W = 8 * SQUARE + 76;  // a board, its labels and some air
+constexpr double CELL_H = 8 * SQUARE + 92;  // and its four caption lines
 constexpr int COLUMNS = 3;
 
 bool less_mass(const Mistake& a, const Mistake& b) { return a.illegal_mass > b.illegal_mass; }
@@ -138,8 +138,8 @@ std::string gallery_svg(const MistakeGroup& group) {
         x, text_y, uci_of(m.move), m.probability, 100 * m.illegal_mass);
     svg += fmt::format(R"svg(<text x="{}" y="{}" font-size="11" font-family="sans-serif" fill="{}">{}</text>)svg", x,
                        text_y + 15, RED, escape(reason_name(m.reason)));
-    svg += fmt::format(R"svg(<text x="{}" y="{}" font-size="8.5" font-family="monospace">{}</text>)svg", x,
-                       text_y + 29, escape(m.fen));
+    svg += fmt::format(R"svg(<text x="{}" y="{}" font-size="8.5" font-family="monospace">{}</text>)svg", x, text_y + 29,
+                       escape(m.fen));
     svg += fmt::format(R"svg(<text x="{}" y="{}" font-size="10" font-family="sans-serif" fill="#555">{}{}</text>)svg",
                        x, text_y + 43, escape(m.where),
                        m.missed.empty() ? "" : fmt::format("; {} legal moves missed (blue)", m.missed.size()));

@@ -15,12 +15,12 @@ namespace legalnet::eval {
 
 struct Mistake {
   std::string fen;
-  int move = -1;             // the illegal move index (from*64+to), drawn in red
-  float probability = 0;     // the model's probability of it
-  int reason = 0;            // FalsePositiveReason, from the error anatomy
-  double illegal_mass = 0;   // the share of the model's probability on illegal moves
-  std::vector<int> missed;   // legal moves the model put below the threshold
-  std::string where;         // "row 1234 of test.h5", "game 17, ply 42"
+  int move = -1;            // the illegal move index (from*64+to), drawn in red
+  float probability = 0;    // the model's probability of it
+  int reason = 0;           // FalsePositiveReason, from the error anatomy
+  double illegal_mass = 0;  // the share of the model's probability on illegal moves
+  std::vector<int> missed;  // legal moves the model put below the threshold
+  std::string where;        // "row 1234 of test.h5", "game 17, ply 42"
 };
 
 struct MistakeGroup {

@@ -80,13 +80,13 @@ void write_stats_json(const GenMovesOptions& options, const GenMovesStats& stats
 
 void print_summary(const GenMovesStats& s) {
   const double secs = std::max(s.seconds, 1e-9);
-  say("gen_moves: {} games, {} plies, {:.1f} plies/game, {:.2f} s, {} games/s, {} plies/s\n", s.games,
-             s.plies, s.games ? double(s.plies) / double(s.games) : 0.0, s.seconds, human_count(double(s.games) / secs),
-             human_count(double(s.plies) / secs));
+  say("gen_moves: {} games, {} plies, {:.1f} plies/game, {:.2f} s, {} games/s, {} plies/s\n", s.games, s.plies,
+      s.games ? double(s.plies) / double(s.games) : 0.0, s.seconds, human_count(double(s.games) / secs),
+      human_count(double(s.plies) / secs));
   for (int i = 1; i <= MAX_PLIES_INDEX; ++i) {
     if (!s.endings[i]) continue;
     say("  {:<24} {:>10} {:6.2f}%\n", ending_name(i), s.endings[i],
-               100.0 * double(s.endings[i]) / double(std::max<uint64_t>(s.games, 1)));
+        100.0 * double(s.endings[i]) / double(std::max<uint64_t>(s.games, 1)));
   }
 }
 

@@ -338,8 +338,7 @@ std::string run_evaluate(const EvaluateOptions& o) {
       throw Error(std::string("--fen: ") + e.what());
     }
     if (!dropped.empty())
-      say("evaluate: note: castling rights '{}' dropped (the king or rook is not on its square)\n",
-                 dropped);
+      say("evaluate: note: castling rights '{}' dropped (the king or rook is not on its square)\n", dropped);
   }
   const torch::Device device = pick_device(o.device);
   const Precision precision = resolve_precision(o.precision, device);

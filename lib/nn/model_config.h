@@ -21,9 +21,10 @@ struct ModelConfig {
   // mlp / conv: a final layer of the 1792 possibly-legal outputs only, the other 2304 fixed off
   // (resnet always does this through its move-type head).
   bool geometric_head = true;
-  // What the network sees (encode/inputs.h). Model files written before the input kinds
-  // existed hold none: they mean the predecessor's planes.
-  encode::InputKind inputs = encode::InputKind::PLANES;
+  // What the network sees (encode/inputs.h); the same default as train's --inputs. Model
+  // files written before the input kinds existed hold none: from_json reads them as the
+  // predecessor's planes.
+  encode::InputKind inputs = encode::InputKind::STATE;
   int input_planes() const { return encode::input_spec(inputs).planes; }
   const char* inputs_name() const { return encode::input_spec(inputs).name; }
 

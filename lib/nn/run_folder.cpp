@@ -24,8 +24,7 @@ RunFolder::RunFolder(std::string path, bool resume, bool force, const std::vecto
   std::vector<NamedPath> outputs;
   for (const char* name : RUN_FILES) outputs.push_back({"--out", path_ + "/" + name});
   check_outputs_are_not_inputs(outputs, inputs);
-  if (resume && !fs::exists(checkpoint_path()))
-    throw Error("--resume: no checkpoint at '" + checkpoint_path() + "'");
+  if (resume && !fs::exists(checkpoint_path())) throw Error("--resume: no checkpoint at '" + checkpoint_path() + "'");
   if (!resume && !force && (fs::exists(model_path()) || fs::exists(checkpoint_path())))
     throw Error("'" + path_ + "' already holds a run; use --resume to continue it or --force to start over");
 }

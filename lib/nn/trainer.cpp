@@ -26,7 +26,6 @@
 namespace legalnet::nn {
 namespace {
 
-
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o, PolicyNet& net) {
   if (o.optimizer == "adam")
     return std::make_unique<torch::optim::Adam>(net.parameters(),
@@ -245,8 +244,176 @@ TrainingData load_training_data(const TrainOptions& o, const ModelConfig& model,
   return d;
 }
 
+// One run's loop over the objects run_train wires together: the step, the validation rows of
+// metrics.csv, the checkpoints, and the end (a finished model, or a pause to --resume).
+class TrainingLoop {
+ public:
+  enum class Next { STEP, PAUSE, FINISH };
+
+  TrainingLoop(const TrainOptions& o, const ModelConfig& model, PolicyNet& net, torch::optim::Optimizer& optimizer,
+               Collectives& ranks, RunFolder& folder, TrainingData& data, TrainState& state, torch::Device device,
+               Precision precision, int64_t total_steps)
+      : o_(o),
+        model_(model),
+        net_(net),
+        optimizer_(optimizer),
+        ranks_(ranks),
+        folder_(folder),
+        data_(data),
+        state_(state),
+        device_(device),
+        precision_(precision),
+        total_steps_(total_steps),
+        rank0_(ranks.is_main()),
+        verbose_(rank0_ && !o.quiet),
+        progress_("steps", uint64_t(total_steps), verbose_ && stderr_is_terminal()),
+        start_(std::chrono::steady_clock::now()),
+        window_start_time_(state.elapsed_seconds),
+        window_start_samples_(state.samples) {}
+
+  // What comes next: a step, a pause at --stop-at-step, or the end (all steps, or --max-time).
+  Next next() {
+    if (state_.step >= total_steps_) return Next::FINISH;
+    if (o_.stop_at_step > 0 && state_.step >= o_.stop_at_step) return Next::PAUSE;
+    // The ranks stop together: rank clocks differ, and a rank left alone waits forever.
+    if (o_.max_time > 0 && ranks_.any(state_.elapsed_seconds + seconds() >= o_.max_time)) {
+      if (verbose_) say("train: --max-time {} s reached at step {}\n", o_.max_time, state_.step);
+      return Next::FINISH;
+    }
+    return Next::STEP;
+  }
+
+  void step(const Batch& batch) {
+    net_.train();
+    set_lr(optimizer_, scheduled_lr(o_, state_.step, total_steps_));
+    torch::Tensor loss;
+    try {
+      loss = torch::binary_cross_entropy_with_logits(forward_logits(net_, batch.planes, precision_), batch.targets);
+      optimizer_.zero_grad();
+      loss.backward();
+    } catch (const c10::Error& e) {
+      const std::string what = e.what_without_backtrace();
+      if (what.find("out of memory") != std::string::npos)
+        throw Error(fmt::format("{} out of memory at --batch-size {}; try --batch-size {}", device_.str(),
+                                o_.batch_size, std::max(1, o_.batch_size / 2)));
+      throw Error("torch: " + what.substr(0, what.find('\n')));
+    }
+    const double value = average_gradients(ranks_, net_, loss);
+    if (!std::isfinite(value))
+      throw Error(fmt::format(
+          "the loss became {} at step {}; stopped ({}); try a lower --lr or --clip", value, state_.step,
+          folder_.last_checkpoint_step() < 0 ? std::string("no checkpoint was written yet")
+                                             : fmt::format("the last good checkpoint is '{}', step {}",
+                                                           folder_.checkpoint_path(), folder_.last_checkpoint_step())));
+    if (o_.clip > 0) torch::nn::utils::clip_grad_norm_(net_.parameters(), o_.clip);
+    optimizer_.step();
+    ++state_.step;
+    state_.samples += int64_t(o_.batch_size) * ranks_.world_size();
+    loss_sum_ += value;
+    ++loss_count_;
+    progress_.update(uint64_t(state_.step));
+    if (state_.step % o_.eval_every == 0 || state_.step == total_steps_) validate_and_log();
+    if (state_.step % o_.checkpoint_every == 0 && state_.step < total_steps_) {
+      state_.elapsed_seconds += seconds();  // checkpoint time is not training time
+      checkpoint();
+      state_.elapsed_seconds -= seconds();
+    }
+  }
+
+  // Ends this process at --stop-at-step, checkpointed, for --resume.
+  TrainResult pause() {
+    state_.elapsed_seconds += seconds();
+    checkpoint();
+    if (verbose_) say("train: stopped after step {}; continue with --resume\n", state_.step);
+    result_.steps = state_.step;
+    ranks_.barrier();
+    return result_;
+  }
+
+  // The last validation row and checkpoint, and rank 0 saves the model.
+  TrainResult finish(const std::string& options_json) {
+    progress_.finish();
+    if (loss_count_) validate_and_log();
+    state_.elapsed_seconds += seconds();
+    checkpoint();
+    result_.steps = state_.step;
+    if (rank0_) {
+      nlohmann::ordered_json training = nlohmann::json::parse(options_json);
+      training["steps_done"] = state_.step;
+      training["samples_seen"] = state_.samples;
+      training["train_seconds"] = state_.elapsed_seconds;
+      training["final_val_loss"] = result_.final_val_loss;
+      save_model(folder_.model_path(), model_, net_, training.dump());
+      folder_.finish();
+      if (verbose_)
+        say("train: {} steps in {:.1f} s; model in {}\n", state_.step, state_.elapsed_seconds, folder_.model_path());
+    }
+    ranks_.barrier();
+    return result_;
+  }
+
+ private:
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+  void validate_and_log() {
+    average_buffers(ranks_, net_);
+    const Evaluation v =
+        all_ranks_sum(ranks_, evaluate_loss(net_, data_.val_share, 1024, device_, model_.inputs, precision_));
+    const double now = state_.elapsed_seconds + seconds();
+    const double rate = double(state_.samples - window_start_samples_) / std::max(1e-9, now - window_start_time_);
+    const double train_loss = loss_count_ ? loss_sum_ / double(loss_count_) : 0.0;
+    const int64_t step = state_.step;
+    if (rank0_)
+      folder_.append_metrics(fmt::format("{},{:.4f},{},{:.6g},{:.6g},{:.5f},{:.5f},{:.5f},{:.1f},{:.6g},{:.1f}\n", step,
+                                         double(state_.samples) / double(data_.train_positions), state_.samples,
+                                         train_loss, v.loss, v.precision(), v.recall(), v.f1(), rate,
+                                         scheduled_lr(o_, std::max<int64_t>(step - 1, 0), total_steps_), now));
+    if (verbose_) {
+      progress_.finish();
+      say("step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s ({:.1f} GFLOP/s)\n", step,
+          train_loss, v.loss, v.precision(), v.recall(), v.f1(), human_count(rate),
+          3 * model_.forward_flops() * rate / 1e9);
+    }
+    loss_sum_ = 0;
+    loss_count_ = 0;
+    window_start_time_ = now;
+    window_start_samples_ = state_.samples;
+    result_.final_val_loss = v.loss;
+    result_.precision = v.precision();
+    result_.recall = v.recall();
+    result_.samples_per_second = rate;
+  }
+
+  // Every rank holds the same model at a checkpoint; rank 0 writes it.
+  void checkpoint() {
+    average_buffers(ranks_, net_);
+    if (rank0_) save_checkpoint(folder_.checkpoint_path(), model_, net_, optimizer_, state_);
+    folder_.checkpoint_written(state_.step);
+  }
+
+  const TrainOptions& o_;
+  const ModelConfig& model_;
+  PolicyNet& net_;
+  torch::optim::Optimizer& optimizer_;
+  Collectives& ranks_;
+  RunFolder& folder_;
+  TrainingData& data_;
+  TrainState& state_;
+  const torch::Device device_;
+  const Precision precision_;
+  const int64_t total_steps_;
+  const bool rank0_, verbose_;
+  Progress progress_;
+  const std::chrono::steady_clock::time_point start_;
+  double loss_sum_ = 0, window_start_time_;
+  int64_t loss_count_ = 0, window_start_samples_;
+  TrainResult result_;
+};
+
 }  // namespace
 
+// The wiring: options checked before any I/O, the run folder, the device, the data, the net
+// and its optimizer, then the loop.
 TrainResult run_train(const TrainOptions& o) {
   validate(o);
   const ModelConfig model = o.model.resolved();
@@ -263,20 +430,15 @@ TrainResult run_train(const TrainOptions& o) {
   configure_for_speed(device);
   torch::manual_seed(o.seed);
   Collectives ranks(o.ranks, device);
-  const bool rank0 = ranks.is_main();  // the one process that writes and prints
-  const bool verbose = rank0 && !o.quiet;
-  const int global_batch = o.batch_size * ranks.world_size();
+  const bool verbose = ranks.is_main() && !o.quiet;
 
   TrainingData data = load_training_data(o, model, ranks, verbose);
-  const uint64_t train_positions = data.train_positions;
-
   auto net = make_model(model);
   net->to(device);
   choose_memory_format(*net, precision);
   broadcast_state(ranks, *net);
   auto optimizer = make_optimizer(o, *net);
-  const int64_t steps_per_epoch = data.source->steps_per_epoch();
-  int64_t total_steps = int64_t(o.epochs) * steps_per_epoch;
+  int64_t total_steps = int64_t(o.epochs) * data.source->steps_per_epoch();
   if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
   if (total_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
 
@@ -285,139 +447,29 @@ TrainResult run_train(const TrainOptions& o) {
     state = load_checkpoint(folder.checkpoint_path(), model, *net, *optimizer, device);
     folder.checkpoint_written(state.step);
   }
-  if (rank0)
-    folder.start(options_json(o, model, precision, total_steps, train_positions, data.val_positions), CSV_HEADER);
-
+  const std::string options = options_json(o, model, precision, total_steps, data.train_positions, data.val_positions);
+  if (ranks.is_main()) folder.start(options, CSV_HEADER);
   if (verbose) {
-    say(
-               "train: {} ({} parameters, {:.1f} MFLOP a position) on {} in {}, {} training / {} validation "
-               "positions, {} steps of {}\n",
-               model.describe(), count_parameters(*net), model.forward_flops() / 1e6, device.str(),
-               precision_name(precision), train_positions, data.val_positions, total_steps, global_batch);
+    say("train: {} ({} parameters, {:.1f} MFLOP a position) on {} in {}, {} training / {} validation positions, {} "
+        "steps of {}\n",
+        model.describe(), count_parameters(*net), model.forward_flops() / 1e6, device.str(), precision_name(precision),
+        data.train_positions, data.val_positions, total_steps, o.batch_size * ranks.world_size());
     say("train: inputs {}: {}\n", model.inputs_name(), encode::input_spec(model.inputs).description);
     say("train: {}\n", data.plan.description);
     if (ranks.world_size() > 1)
-      say("train: {} processes ({}), {} positions per process and step\n", ranks.world_size(),
-                 ranks.backend(), o.batch_size);
+      say("train: {} processes ({}), {} positions per process and step\n", ranks.world_size(), ranks.backend(),
+          o.batch_size);
   }
 
   BatchLoader loader(std::move(data.source), state.step, device);
-  Progress progress("steps", uint64_t(total_steps), verbose && stderr_is_terminal());
-  const auto start = std::chrono::steady_clock::now();
-  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  double loss_sum = 0, window_start_time = state.elapsed_seconds;
-  int64_t loss_count = 0, window_start_samples = state.samples;
-  TrainResult result;
-
-  auto evaluate_and_log = [&](int64_t step) {
-    average_buffers(ranks, *net);
-    const Evaluation v =
-        all_ranks_sum(ranks, evaluate_loss(*net, data.val_share, 1024, device, model.inputs, precision));
-    const double now = state.elapsed_seconds + seconds();
-    const double rate = double(state.samples - window_start_samples) / std::max(1e-9, now - window_start_time);
-    const double train_loss = loss_count ? loss_sum / double(loss_count) : 0.0;
-    if (rank0)
-      folder.append_metrics(fmt::format("{},{:.4f},{},{:.6g},{:.6g},{:.5f},{:.5f},{:.5f},{:.1f},{:.6g},{:.1f}\n", step,
-                                        double(state.samples) / double(train_positions), state.samples, train_loss,
-                                        v.loss, v.precision(), v.recall(), v.f1(), rate,
-                                        scheduled_lr(o, std::max<int64_t>(step - 1, 0), total_steps), now));
-    if (verbose) {
-      progress.finish();
-      say(
-                 "step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s ({:.1f} GFLOP/s)\n",
-                 step, train_loss, v.loss, v.precision(), v.recall(), v.f1(), human_count(rate),
-                 3 * model.forward_flops() * rate / 1e9);
-    }
-    loss_sum = 0;
-    loss_count = 0;
-    window_start_time = now;
-    window_start_samples = state.samples;
-    result.final_val_loss = v.loss;
-    result.precision = v.precision();
-    result.recall = v.recall();
-    result.samples_per_second = rate;
-  };
-
-  // Every rank holds the same model at a checkpoint; rank 0 writes it.
-  auto checkpoint = [&] {
-    average_buffers(ranks, *net);
-    if (rank0) save_checkpoint(folder.checkpoint_path(), model, *net, *optimizer, state);
-    folder.checkpoint_written(state.step);
-  };
-
-  while (state.step < total_steps) {
-    if (o.stop_at_step > 0 && state.step >= o.stop_at_step) {
-      state.elapsed_seconds += seconds();
-      checkpoint();
-      if (verbose) say("train: stopped after step {}; continue with --resume\n", state.step);
-      result.steps = state.step;
-      ranks.barrier();
-      return result;
-    }
-    // The ranks stop together: rank clocks differ, and a rank left alone waits forever.
-    if (o.max_time > 0 && ranks.any(state.elapsed_seconds + seconds() >= o.max_time)) {
-      if (verbose) say("train: --max-time {} s reached at step {}\n", o.max_time, state.step);
-      break;
-    }
-    Batch batch = loader.next();
-    net->train();
-    set_lr(*optimizer, scheduled_lr(o, state.step, total_steps));
-    torch::Tensor loss;
-    try {
-      loss = torch::binary_cross_entropy_with_logits(forward_logits(*net, batch.planes, precision), batch.targets);
-      optimizer->zero_grad();
-      loss.backward();
-    } catch (const c10::Error& e) {
-      const std::string what = e.what_without_backtrace();
-      if (what.find("out of memory") != std::string::npos)
-        throw Error(fmt::format("{} out of memory at --batch-size {}; try --batch-size {}", device.str(), o.batch_size,
-                                std::max(1, o.batch_size / 2)));
-      throw Error("torch: " + what.substr(0, what.find('\n')));
-    }
-    const double value = average_gradients(ranks, *net, loss);
-    if (!std::isfinite(value))
-      throw Error(fmt::format("the loss became {} at step {}; stopped ({}); try a lower --lr or --clip", value,
-                              state.step,
-                              folder.last_checkpoint_step() < 0
-                                  ? std::string("no checkpoint was written yet")
-                                  : fmt::format("the last good checkpoint is '{}', step {}", folder.checkpoint_path(),
-                                                folder.last_checkpoint_step())));
-    if (o.clip > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), o.clip);
-    optimizer->step();
-    ++state.step;
-    state.samples += global_batch;
-    loss_sum += value;
-    ++loss_count;
-    progress.update(uint64_t(state.step));
-    if (state.step % o.eval_every == 0 || state.step == total_steps) evaluate_and_log(state.step);
-    if (state.step % o.checkpoint_every == 0 && state.step < total_steps) {
-      state.elapsed_seconds += seconds();
-      checkpoint();
-      state.elapsed_seconds -= seconds();
+  TrainingLoop loop(o, model, *net, *optimizer, ranks, folder, data, state, device, precision, total_steps);
+  for (;;) {
+    switch (loop.next()) {
+      case TrainingLoop::Next::STEP: loop.step(loader.next()); break;
+      case TrainingLoop::Next::PAUSE: return loop.pause();
+      case TrainingLoop::Next::FINISH: return loop.finish(options);
     }
   }
-  progress.finish();
-  if (loss_count) evaluate_and_log(state.step);
-  state.elapsed_seconds += seconds();
-  checkpoint();
-  result.steps = state.step;
-  if (!rank0) {
-    ranks.barrier();
-    return result;
-  }
-  nlohmann::ordered_json training =
-      nlohmann::json::parse(options_json(o, model, precision, total_steps, train_positions, data.val_positions));
-  training["steps_done"] = state.step;
-  training["samples_seen"] = state.samples;
-  training["train_seconds"] = state.elapsed_seconds;
-  training["final_val_loss"] = result.final_val_loss;
-  save_model(folder.model_path(), model, *net, training.dump());
-  folder.finish();
-  if (verbose)
-    say("train: {} steps in {:.1f} s; model in {}\n", state.step, state.elapsed_seconds,
-               folder.model_path());
-  ranks.barrier();
-  return result;
 }
 
 }  // namespace legalnet::nn

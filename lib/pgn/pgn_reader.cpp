@@ -64,7 +64,8 @@ bool is_tag_pair_line(std::string_view line) {
     if (line[j] == '\\') ++j;
   if (j >= line.size()) return false;
   j = line.find_first_not_of(" \t", j + 1);
-  return j != std::string_view::npos && line[j] == ']' && line.find_first_not_of(" \t", j + 1) == std::string_view::npos;
+  return j != std::string_view::npos && line[j] == ']' &&
+         line.find_first_not_of(" \t", j + 1) == std::string_view::npos;
 }
 
 // The Variant tag's values that mean standard chess (compared lowercase, without spaces or dashes).
@@ -202,8 +203,7 @@ bool PgnReader::next(PgnGame& game) {
       }
       if ((comment_depth > 0 || variation_depth > 0) && is_tag_pair_line(line_)) {
         // Never closed: this line's tag begins the next game; the open one is lost.
-        fail_game(game, open_line,
-                  comment_depth > 0 ? "comment '{' never closed" : "variation '(' never closed");
+        fail_game(game, open_line, comment_depth > 0 ? "comment '{' never closed" : "variation '(' never closed");
         return finish(game, numbered);
       }
       if (line_.find('\0') != std::string::npos) {
@@ -300,8 +300,8 @@ ReplayedGame replay_pgn_game(const PgnGame& game, const PlyVisitor& visit) {
         r.note = "FEN tag: castling rights '" + dropped + "' dropped (the king or rook is not on its square)";
     } catch (const Error& e) {
       r.error = "line " + std::to_string(game.tag_line("FEN")) + ": FEN tag: " + e.what();
-      r.skip_reason = std::string(e.what()).find("Chess960") != std::string::npos ? "variant Chess960"
-                                                                                   : skip_reason::FEN_TAG;
+      r.skip_reason =
+          std::string(e.what()).find("Chess960") != std::string::npos ? "variant Chess960" : skip_reason::FEN_TAG;
       return r;
     }
   }

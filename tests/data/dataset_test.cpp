@@ -210,7 +210,8 @@ TEST(Dataset, BadGamesAreSkippedOrFatalWithStrict) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/strict.h5"));
   t.inputs.push_back(dir + "/missing.pgn");
   t.strict = false;
-  EXPECT_EQ(test::error_of([&] { run_tensorize(t); }), "cannot open '" + dir + "/missing.pgn': No such file or directory");
+  EXPECT_EQ(test::error_of([&] { run_tensorize(t); }),
+            "cannot open '" + dir + "/missing.pgn': No such file or directory");
   EXPECT_FALSE(std::filesystem::exists(dir + "/strict.h5"));
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();

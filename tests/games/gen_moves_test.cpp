@@ -83,7 +83,9 @@ TEST(GenMoves, ShardComesFromSlurmArrayWhenNotGiven) {
   apply_slurm_array_shard(given, /*shard_given=*/true);
   EXPECT_EQ(given.num_shards, 1);
   setenv("SLURM_ARRAY_TASK_ID", "9", 1);
-  EXPECT_NE(test::error_of([&] { apply_slurm_array_shard(o, false); }).find("SLURM_ARRAY_TASK_ID=9 is outside the array"), std::string::npos);
+  EXPECT_NE(
+      test::error_of([&] { apply_slurm_array_shard(o, false); }).find("SLURM_ARRAY_TASK_ID=9 is outside the array"),
+      std::string::npos);
   unsetenv("SLURM_ARRAY_TASK_ID");
   unsetenv("SLURM_ARRAY_TASK_MIN");
   unsetenv("SLURM_ARRAY_TASK_COUNT");
@@ -217,7 +219,10 @@ TEST(GenMoves, CompressedOutputsHoldTheSameText) {
 }
 
 TEST(GenMoves, FailuresLeaveNoFileUnderTheTargetName) {
-  EXPECT_EQ(test::error_of([&] { run_gen_moves(options(10, 1, "/nonexistent-dir/g.pgn")); }).rfind("cannot create '/nonexistent-dir/g.pgn.tmp.", 0), 0u);
+  EXPECT_EQ(test::error_of([&] {
+              run_gen_moves(options(10, 1, "/nonexistent-dir/g.pgn"));
+            }).rfind("cannot create '/nonexistent-dir/g.pgn.tmp.", 0),
+            0u);
   const std::string dir = test::temp_dir("fail");
   GenMovesOptions bad = options(10, 1, dir + "/g.pgn");
   bad.start_fen = "not a fen";

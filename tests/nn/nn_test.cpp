@@ -33,8 +33,10 @@
 namespace legalnet::nn {
 namespace {
 
+// A model on the predecessor's 7 planes unless the test asks for other inputs (with()).
 ModelConfig config(const std::string& kind, int hidden, int blocks, int channels) {
   ModelConfig c;
+  c.inputs = encode::InputKind::PLANES;
   c.kind = kind;
   c.hidden = hidden;
   c.blocks = blocks;

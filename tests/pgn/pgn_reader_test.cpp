@@ -128,7 +128,9 @@ TEST(PgnReader, FilesThatAreNotPgnFail) {
     }
     return "read";
   };
-  const std::string binary = write_fixture("binary.pgn", std::string("\x7f" "ELF\x02\x01\0\0garbage", 14));
+  const std::string binary = write_fixture("binary.pgn", std::string("\x7f"
+                                                                     "ELF\x02\x01\0\0garbage",
+                                                                     14));
   EXPECT_EQ(failure(binary), binary + ":1: binary data (a NUL byte): not a PGN file");
   const std::string prose = write_fixture("readme.pgn", "This is a README.\nIt has words, not games.\n");
   EXPECT_EQ(failure(prose), prose + ": not PGN: no tag pair, move number or result in 2 lines");
