@@ -7,6 +7,7 @@
 #include "data/dataset_format.h"
 #include "data/dataset_reader.h"
 #include "encode/attack_planes.h"
+#include "chess/movegen.h"
 #include "encode/encode.h"
 #include "util/error.h"
 #include "util/progress.h"
@@ -47,11 +48,8 @@ void CompactPositions::append_row(const CompactPositions& o, size_t r) {
 void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset, int max_ply,
                const std::function<bool(int64_t game)>& keep_game, CompactPositions& out) {
   thread_local std::vector<int8_t> planes;
-  thread_local std::vector<uint8_t> masks;
   planes.resize(count * encode::POSITION_SIZE);
-  masks.resize(count * encode::MOVE_INDICES);
   reader.read_positions(start, count, planes.data());
-  reader.read_legal_moves(start, count, masks.data());
   const auto games = reader.read_row_column(data::GAME, start, count);
   const auto plies = reader.read_row_column(data::PLY, start, count);
   const auto castling = reader.read_row_column(data::CASTLING, start, count);
@@ -74,15 +72,20 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
     out.en_passant.push_back(int8_t(en_passant[i]));
     out.squares.resize(out.squares.size() + 64);
     encode::square_codes(p, &out.squares[out.squares.size() - 64]);
-    // Masks are almost all zeros: skip them eight bytes at a time.
-    const uint8_t* m = &masks[i * encode::MOVE_INDICES];
-    for (int k = 0; k < encode::MOVE_INDICES; k += 8) {
-      uint64_t word;
-      std::memcpy(&word, m + k, 8);
-      if (!word) continue;
-      for (int j = k; j < k + 8; ++j)
-        if (m[j]) out.legal.push_back(uint16_t(j));
-    }
+    // The targets: the legal moves of the row's position, generated, not read. The dataset's
+    // masks hold the same moves (this move generator wrote them), but inflating 4,096 bytes a
+    // row was most of the cost of loading (30 GB for 7 M rows) and of streaming; the position
+    // is also checked whole on the way (kings, castling rights, en passant).
+    const chess::Position pos = [&] {
+      try {
+        return encode::decode_position(p, uint8_t(castling[i]), int(en_passant[i]), 0, 1);
+      } catch (const Error& e) {
+        throw bad_row(std::string("not a position: ") + e.what());
+      }
+    }();
+    for (chess::Move m : chess::MoveList(pos))
+      if (m.kind() != chess::MoveKind::PROMOTION || m.promotion() == chess::QUEEN)  // one index for all four
+        out.legal.push_back(uint16_t(encode::move_index(m)));
     out.legal_begin.push_back(out.legal.size());
     out.game.push_back(game_offset + games[i]);
     out.ply.push_back(int32_t(plies[i]));
