@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   c = c.resolved();
   const int steps = argc > 6 ? std::atoi(argv[6]) : 60;
   const int batch = argc > 7 ? std::atoi(argv[7]) : 256;
+  keep_freed_memory();  // as train and evaluate
   configure_threads(argc > 8 ? std::atoi(argv[8]) : 0);
   const int rounds = argc > 9 ? std::atoi(argv[9]) : 3;
   LoadOptions load;

@@ -1,5 +1,6 @@
 #include "nn/device.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -41,6 +42,14 @@ void ensure_passive_openmp(char** argv) {
 void configure_threads(int threads) {
   const int n = threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
   torch::set_num_threads(n);
+}
+
+void keep_freed_memory() {
+#ifdef M_MMAP_THRESHOLD
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
+#endif
 }
 
 void configure_for_speed(const torch::Device& device) {

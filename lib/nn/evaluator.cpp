@@ -343,6 +343,7 @@ std::string run_evaluate(const EvaluateOptions& o) {
   const torch::Device device = pick_device(o.device);
   const Precision precision = resolve_precision(o.precision, device);
   configure_threads(o.threads);
+  keep_freed_memory();
   configure_for_speed(device);
   LoadedModel model = load_model(o.model, device);
   model.net->eval();

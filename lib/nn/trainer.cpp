@@ -427,6 +427,7 @@ TrainResult run_train(const TrainOptions& o) {
     device = torch::Device(torch::kCUDA, c10::DeviceIndex(o.ranks.local_rank % int(torch::cuda::device_count())));
   const Precision precision = resolve_precision(o.precision, device);
   configure_threads(o.threads);
+  keep_freed_memory();
   configure_for_speed(device);
   torch::manual_seed(o.seed);
   Collectives ranks(o.ranks, device);
