@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "chess/movegen.h"
 
@@ -18,6 +19,10 @@ constexpr int MOVE_INDICES = 64 * 64;               // from * 64 + to
 inline int move_index(chess::Move m) { return m.from() * 64 + m.to(); }
 inline chess::Square index_from(int index) { return chess::Square(index / 64); }
 inline chess::Square index_to(int index) { return chess::Square(index % 64); }
+// The index as its from- and to-squares, "e2e4" (a promotion without its piece).
+inline std::string index_name(int index) {
+  return chess::square_name(index_from(index)) + chess::square_name(index_to(index));
+}
 
 // Writes the planes of pos to out[448], as the predecessor did: plane 0 all +1 when white is
 // to move and all -1 when black is; plane p in 1..6 holds +1 for a white piece of type p and

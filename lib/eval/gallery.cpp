@@ -45,10 +45,6 @@ std::string escape(const std::string& text) {
   return out;
 }
 
-std::string uci_of(int index) {
-  return chess::square_name(chess::Square(index / 64)) + chess::square_name(chess::Square(index % 64));
-}
-
 }  // namespace
 
 Mistake Gallery::describe(const chess::Position& pos, const chess::MoveList& legal, int index, const float* probs,
@@ -135,7 +131,7 @@ std::string gallery_svg(const MistakeGroup& group) {
     const double text_y = y + 8 * SQUARE + 30;
     svg += fmt::format(
         R"svg(<text x="{}" y="{}" font-size="12" font-family="sans-serif"><tspan font-weight="bold">{}</tspan> p={:.3f}, {:.0f}% of the mass on illegal moves</text>)svg",
-        x, text_y, uci_of(m.move), m.probability, 100 * m.illegal_mass);
+        x, text_y, encode::index_name(m.move), m.probability, 100 * m.illegal_mass);
     svg += fmt::format(R"svg(<text x="{}" y="{}" font-size="11" font-family="sans-serif" fill="{}">{}</text>)svg", x,
                        text_y + 15, RED, escape(reason_name(m.reason)));
     svg += fmt::format(R"svg(<text x="{}" y="{}" font-size="8.5" font-family="monospace">{}</text>)svg", x, text_y + 29,

@@ -275,10 +275,6 @@ void print_table(const ordered_json& report) {
   }
 }
 
-std::string uci_of(int index) {
-  return chess::square_name(encode::index_from(index)) + chess::square_name(encode::index_to(index));
-}
-
 // The gallery's positions in the report: the FENs and moves to reproduce every board.
 ordered_json gallery_json(const std::vector<eval::MistakeGroup>& groups, const std::string& dir) {
   ordered_json out = ordered_json::array();
@@ -286,9 +282,9 @@ ordered_json gallery_json(const std::vector<eval::MistakeGroup>& groups, const s
     ordered_json mistakes = ordered_json::array();
     for (const auto& m : g.mistakes) {
       std::vector<std::string> missed;
-      for (int index : m.missed) missed.push_back(uci_of(index));
+      for (int index : m.missed) missed.push_back(encode::index_name(index));
       mistakes.push_back({{"fen", m.fen},
-                          {"move", uci_of(m.move)},
+                          {"move", encode::index_name(m.move)},
                           {"probability", m.probability},
                           {"reason", eval::reason_name(m.reason)},
                           {"illegal_mass", m.illegal_mass},
@@ -401,7 +397,7 @@ std::string run_evaluate(const EvaluateOptions& o) {
     for (int i = 0; i < k; ++i) {
       const int index = order[size_t(i)];
       top.push_back(
-          {{"move", chess::square_name(encode::index_from(index)) + chess::square_name(encode::index_to(index))},
+          {{"move", encode::index_name(index)},
            {"index", index},
            {"probability", probs[size_t(index)]},
            {"legal", legal[index]}});
