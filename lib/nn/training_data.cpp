@@ -4,10 +4,10 @@
 
 #include <cstring>
 
+#include "chess/movegen.h"
 #include "data/dataset_format.h"
 #include "data/dataset_reader.h"
 #include "encode/attack_planes.h"
-#include "chess/movegen.h"
 #include "encode/encode.h"
 #include "util/error.h"
 #include "util/progress.h"
@@ -83,21 +83,17 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
         throw bad_row(std::string("not a position: ") + e.what());
       }
     }();
-    for (chess::Move m : chess::MoveList(pos))
-      if (m.kind() != chess::MoveKind::PROMOTION || m.promotion() == chess::QUEEN)  // one index for all four
-        out.legal.push_back(uint16_t(encode::move_index(m)));
+    bool castles = false;
+    for (chess::Move m : chess::MoveList(pos)) {
+      if (m.kind() == chess::MoveKind::PROMOTION && m.promotion() != chess::QUEEN) continue;  // one index for all four
+      out.legal.push_back(uint16_t(encode::move_index(m)));
+      castles |= m.kind() == chess::MoveKind::CASTLING;
+    }
     out.legal_begin.push_back(out.legal.size());
     out.game.push_back(game_offset + games[i]);
     out.ply.push_back(int32_t(plies[i]));
-    const int8_t* board = &out.squares[out.squares.size() - 64];
-    out.in_check.push_back(encode::side_to_move_in_check(board, out.side.back()));
-    // A legal king move of two files from its square is castling; the en_passant column is
-    // set only when an en-passant capture is legal.
-    bool castles = false;
-    for (uint64_t k = out.legal_begin[out.legal_begin.size() - 2]; k < out.legal.size(); ++k) {
-      const int from = out.legal[k] / 64, to = out.legal[k] % 64;
-      castles |= std::abs(board[from]) == chess::KING && std::abs(from % 8 - to % 8) == 2;
-    }
+    out.in_check.push_back(pos.in_check());
+    // The en_passant column is set only when an en-passant capture is legal.
     out.rare.push_back(castles || en_passant[i] >= 0);
   }
 }

@@ -140,8 +140,6 @@ bool PgnReader::read_line() {
   }
   ++line_number_;
   if (line_.compare(0, 3, "\xEF\xBB\xBF") == 0) line_.erase(0, 3);
-  if (line_.find('\0') != std::string::npos && pgn_like_games_ == 0)
-    throw Error(path() + ":" + std::to_string(line_number_) + ": binary data (a NUL byte): not a PGN file");
   return true;
 }
 
@@ -197,6 +195,9 @@ bool PgnReader::next(PgnGame& game) {
   for (;;) {
     if (col_ >= line_.size()) {
       if (!read_line()) break;
+      const bool binary = line_.find('\0') != std::string::npos;
+      if (binary && pgn_like_games_ == 0)  // before any PGN: not a PGN file at all
+        throw Error(path() + ":" + std::to_string(line_number_) + ": binary data (a NUL byte): not a PGN file");
       if (comment_depth == 0 && !line_.empty() && line_[0] == '%') {  // escape line
         col_ = line_.size();
         continue;
@@ -206,7 +207,7 @@ bool PgnReader::next(PgnGame& game) {
         fail_game(game, open_line, comment_depth > 0 ? "comment '{' never closed" : "variation '(' never closed");
         return finish(game, numbered);
       }
-      if (line_.find('\0') != std::string::npos) {
+      if (binary) {
         fail_game(game, line_number_, "binary data (a NUL byte)");
         col_ = line_.size();
       }
