@@ -1,7 +1,9 @@
 // Training throughput of the C++ loop, in one run on one machine:
-//   - this machine's matmul peak (2048x2048, fp32 and bf16), the ceiling of any training loop;
-//   - the same steps on batches already in memory (no data loading) in fp32, in bf16 autocast,
-//     and in bf16 with channels-last weights and inputs;
+//   - this machine's compute peak in fp32 and bf16 (the best of large matmuls and large
+//     convolutions), the ceiling of any training loop;
+//   - the same steps on batches already in memory (no data loading) in fp32 and in bf16
+//     autocast, each in the default and the channels-last layout, and once more with the loss
+//     computed on all 4096 logits instead of the trained ones (nn/loss.h);
 //   - the background loader over rows in memory and streamed from the file, in the
 //     precision train's --precision auto would pick, against the same steps on ready batches:
 //     the loaders' overhead.
@@ -17,6 +19,7 @@
 
 #include "nn/batches.h"
 #include "nn/device.h"
+#include "nn/loss.h"
 #include "nn/models.h"
 #include "nn/precision.h"
 #include "nn/stream.h"
@@ -30,15 +33,23 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// GFLOP/s of a square matmul in `dtype`, the best of a few tries.
-double matmul_peak(torch::ScalarType dtype) {
-  const int64_t n = 2048;
+// This machine's compute ceiling in `dtype`, in GFLOP/s: the best of a few 2048x2048 matmuls
+// (OpenBLAS in fp32, oneDNN in bf16) and of a few 256-channel 3x3 convolutions of 256 boards in
+// channels-last (oneDNN in both: its fp32 kernels beat OpenBLAS's matmul here by 2-4x).
+double compute_peak(torch::ScalarType dtype) {
+  torch::NoGradGuard no_grad;
+  const int64_t n = 2048, channels = 256, boards = 256;
   const auto a = torch::randn({n, n}).to(dtype), b = torch::randn({n, n}).to(dtype);
+  const auto x = torch::randn({boards, channels, 8, 8}).to(dtype).contiguous(torch::MemoryFormat::ChannelsLast);
+  const auto w = torch::randn({channels, channels, 3, 3}).to(dtype).contiguous(torch::MemoryFormat::ChannelsLast);
   double best = 0;
   for (int i = 0; i < 4; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
+    auto t0 = std::chrono::steady_clock::now();
     const auto c = torch::mm(a, b);
     best = std::max(best, 2.0 * n * n * n / seconds_since(t0) / 1e9);
+    t0 = std::chrono::steady_clock::now();
+    const auto y = torch::conv2d(x, w, {}, 1, 1);
+    best = std::max(best, 2.0 * boards * 64 * channels * channels * 9 / seconds_since(t0) / 1e9);
   }
   return best;
 }
@@ -86,11 +97,15 @@ int main(int argc, char** argv) {
     Precision precision;
     bool channels_last;
     enum { READY, MEMORY, STREAM } data;
+    bool loss_on_4096 = false;
   };
+  enum { FP32, FP32_CL, BF16, BF16_CL, BF16_CL_4096, MEMORY, STREAM };
   const std::vector<Variant> variants = {
       {"fp32, ready batches", Precision::FP32, false, Variant::READY},
+      {"fp32 channels-last, ready", Precision::FP32, true, Variant::READY},
       {"bf16, ready batches", Precision::BF16, false, Variant::READY},
       {"bf16 channels-last, ready", Precision::BF16, true, Variant::READY},
+      {"bf16 channels-last, loss on 4096", Precision::BF16, true, Variant::READY, true},
       {"auto (as train), memory loader", chosen, false, Variant::MEMORY},
       {"auto (as train), stream loader", chosen, false, Variant::STREAM},
   };
@@ -105,7 +120,7 @@ int main(int argc, char** argv) {
     if (v.data == Variant::READY) {
       if (v.channels_last) net->use_channels_last();
     } else {
-      choose_memory_format(*net, v.precision);  // as train does: channels-last with bf16
+      choose_memory_format(*net);  // as train does
     }
     torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-3));
     std::unique_ptr<BatchLoader> loader;
@@ -116,7 +131,9 @@ int main(int argc, char** argv) {
       loader = std::make_unique<BatchLoader>(std::make_unique<StreamBatches>(stream_options), 0, device);
     auto step = [&](int i) {
       Batch b = loader ? loader->next() : ready[size_t(i) % ready.size()];
-      auto loss = torch::binary_cross_entropy_with_logits(forward_logits(*net, b.planes, v.precision), b.targets);
+      auto loss = v.loss_on_4096
+                      ? torch::binary_cross_entropy_with_logits(forward_logits(*net, b.planes, v.precision), b.targets)
+                      : policy_loss(forward_trained_logits(*net, b.planes, b.targets, v.precision));
       adam.zero_grad();
       loss.backward();
       adam.step();
@@ -128,7 +145,7 @@ int main(int argc, char** argv) {
     return double(steps) * batch / seconds_since(t0);
   };
 
-  const double peak_fp32 = matmul_peak(torch::kFloat32), peak_bf16 = matmul_peak(torch::kBFloat16);
+  const double peak_fp32 = compute_peak(torch::kFloat32), peak_bf16 = compute_peak(torch::kBFloat16);
   std::vector<std::vector<double>> rates(variants.size());
   for (int r = 0; r < rounds; ++r)
     for (size_t k = 0; k < variants.size(); ++k) {
@@ -151,7 +168,7 @@ int main(int argc, char** argv) {
 
   const double flops = c.forward_flops();
   fmt::print(
-      "{} (inputs {}), batch {}, {:.2f} MFLOP a position forward; matmul peak {:.0f} GFLOP/s fp32, {:.0f} bf16 "
+      "{} (inputs {}), batch {}, {:.2f} MFLOP a position forward; compute peak {:.0f} GFLOP/s fp32, {:.0f} bf16 "
       "(median of {} rounds of {} steps)\n",
       c.describe(), c.inputs_name(), batch, flops / 1e6, peak_fp32, peak_bf16, rounds, steps);
   std::vector<double> medians;
@@ -159,19 +176,26 @@ int main(int argc, char** argv) {
     medians.push_back(median(rates[v]));
     const double achieved = 3 * flops * medians.back() / 1e9;
     const double peak = variants[v].precision == Precision::BF16 ? peak_bf16 : peak_fp32;
-    fmt::print("  {:<32} {:>7.0f} samples/s  {:>6.1f} GFLOP/s = {:>5.1f}% of the {} matmul peak\n", variants[v].name,
+    fmt::print("  {:<32} {:>7.0f} samples/s  {:>6.1f} GFLOP/s = {:>5.1f}% of the {} peak\n", variants[v].name,
                medians.back(), achieved, 100 * achieved / peak, precision_name(variants[v].precision));
   }
   // What the loaders are compared with: the ready-batch loop in train's own configuration.
-  const double chosen_ready = medians[chosen == Precision::BF16 ? 2 : 0];
+  auto probe = make_model(c);
+  choose_memory_format(*probe);
+  const bool chosen_cl = probe->channels_last();
+  const double chosen_ready =
+      medians[chosen == Precision::BF16 ? (chosen_cl ? BF16_CL : BF16) : (chosen_cl ? FP32_CL : FP32)];
   const double step_seconds = batch / chosen_ready;
   const double memory_work = seconds_per_batch(memory_source), stream_work = seconds_per_batch(stream_source);
-  fmt::print("  bf16 / fp32 (ready batches): {:.2f}x; channels-last: {:.2f}x of bf16\n", medians[1] / medians[0],
-             medians[2] / medians[1]);
+  fmt::print(
+      "  bf16 / fp32 (ready batches, channels-last): {:.2f}x; channels-last: {:.2f}x in fp32, {:.2f}x in bf16; the "
+      "trained logits' loss {:.2f}x the loss on 4096\n",
+      medians[BF16_CL] / medians[FP32_CL], medians[FP32_CL] / medians[FP32], medians[BF16_CL] / medians[BF16],
+      medians[BF16_CL] / medians[BF16_CL_4096]);
   fmt::print(
       "  loaders ({}): overhead {:+.1f}% memory, {:+.1f}% stream; their work {:.2f} / {:.2f} ms a batch = "
       "{:.1f}% / {:.1f}% of a {:.1f} ms step\n",
-      precision_name(chosen), 100 * (1 - medians[3] / chosen_ready), 100 * (1 - medians[4] / chosen_ready),
+      precision_name(chosen), 100 * (1 - medians[MEMORY] / chosen_ready), 100 * (1 - medians[STREAM] / chosen_ready),
       1e3 * memory_work, 1e3 * stream_work, 100 * memory_work / step_seconds, 100 * stream_work / step_seconds,
       1e3 * step_seconds);
   return 0;

@@ -343,7 +343,7 @@ std::string run_evaluate(const EvaluateOptions& o) {
   configure_for_speed(device);
   LoadedModel model = load_model(o.model, device);
   model.net->eval();
-  choose_memory_format(*model.net, precision);
+  choose_memory_format(*model.net);
 
   ordered_json report;
   report["tool"] = "evaluate";

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "nn/batches.h"
+#include "nn/loss.h"
 
 namespace legalnet::nn {
 
@@ -17,10 +18,10 @@ Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch
   for (size_t first = 0; first < rows.size(); first += size_t(batch_size)) {
     const size_t n = std::min(size_t(batch_size), rows.size() - first);
     Batch b = make_batch(data, rows.data() + first, n, false, inputs);
-    const auto targets = b.targets.to(device);
-    const auto logits = forward_logits(net, b.planes.to(device), precision);
-    loss_sum += torch::binary_cross_entropy_with_logits(logits, targets, {}, {}, at::Reduction::Sum).item<double>();
-    const auto predicted = logits > 0, legal = targets > 0.5;
+    // The trained logits are enough: a fixed-off index is never predicted and never legal.
+    const auto t = forward_trained_logits(net, b.planes.to(device), b.targets.to(device), precision);
+    loss_sum += policy_loss(t, at::Reduction::Sum).item<double>();
+    const auto predicted = t.logits > 0, legal = t.targets > 0.5;
     e.true_positives += uint64_t((predicted & legal).sum().item<int64_t>());
     e.false_positives += uint64_t((predicted & ~legal).sum().item<int64_t>());
     e.false_negatives += uint64_t((~predicted & legal).sum().item<int64_t>());

@@ -8,13 +8,10 @@
 namespace legalnet::nn {
 namespace {
 
-// Sigmoid(-20) = 2e-9: the fixed-off indices cost nothing in the loss and are never picked.
-constexpr float FIXED_OFF_LOGIT = -20.0f;
-
 // Indices of the geometric moves in order, so compact output j is move index geometric()[j].
-const std::vector<int>& geometric_indices() {
-  static const std::vector<int> v = [] {
-    std::vector<int> out;
+const std::vector<int64_t>& geometric_indices() {
+  static const std::vector<int64_t> v = [] {
+    std::vector<int64_t> out;
     for (int i = 0; i < encode::MOVE_INDICES; ++i)
       if (encode::index_is_geometric(i)) out.push_back(i);
     return out;
@@ -33,6 +30,24 @@ int64_t final_width(const ModelConfig& c) {
 }
 
 }  // namespace
+
+DeviceIndex::DeviceIndex(const std::vector<int64_t>& values) : cpu_(torch::tensor(values, torch::kLong)) {}
+
+const torch::Tensor& DeviceIndex::on(const torch::Device& device) {
+  if (device.is_cpu()) return cpu_;
+  if (!on_device_.defined() || on_device_.device() != device) on_device_ = cpu_.to(device);
+  return on_device_;
+}
+
+const torch::Tensor& PolicyNet::trained_moves(const torch::Device& device) {
+  if (!trained_moves_.defined()) trained_moves_ = torch::arange(encode::MOVE_INDICES, torch::kLong);
+  if (device.is_cpu()) return trained_moves_;
+  if (!trained_moves_on_device_.defined() || trained_moves_on_device_.device() != device)
+    trained_moves_on_device_ = trained_moves_.to(device);
+  return trained_moves_on_device_;
+}
+
+void PolicyNet::train_geometric_moves_only() { trained_moves_ = torch::tensor(geometric_indices(), torch::kLong); }
 
 void PolicyNet::use_channels_last() {
   torch::NoGradGuard no_grad;
@@ -54,12 +69,19 @@ torch::Tensor IndexHeadImpl::forward(torch::Tensor compact) {
 MlpImpl::MlpImpl(const ModelConfig& c) {
   hidden = register_module("hidden", torch::nn::Linear(c.input_planes() * encode::PLANE_SIZE, c.hidden));
   out = register_module("out", torch::nn::Linear(c.hidden, final_width(c)));
-  if (c.geometric_head) head = register_module("head", compact_head());
+  if (c.geometric_head) {
+    head = register_module("head", compact_head());
+    train_geometric_moves_only();
+  }
+}
+
+torch::Tensor MlpImpl::forward_trained(torch::Tensor planes) {
+  // planes [B,C,8,8] -> trained logits [B,1792 or 4096]
+  return out(torch::relu(hidden(planes.flatten(1))));
 }
 
 torch::Tensor MlpImpl::forward(torch::Tensor planes) {
-  // planes [B,C,8,8] -> logits [B,4096]
-  auto x = out(torch::relu(hidden(planes.flatten(1))));
+  auto x = forward_trained(planes);
   return head ? head(x) : x;
 }
 
@@ -74,12 +96,19 @@ ConvNetImpl::ConvNetImpl(const ModelConfig& c) {
   }
   hidden = register_module("hidden", torch::nn::Linear(c.channels * 64, c.hidden));
   out = register_module("out", torch::nn::Linear(c.hidden, final_width(c)));
-  if (c.geometric_head) head = register_module("head", compact_head());
+  if (c.geometric_head) {
+    head = register_module("head", compact_head());
+    train_geometric_moves_only();
+  }
+}
+
+torch::Tensor ConvNetImpl::forward_trained(torch::Tensor planes) {
+  // planes [B,C,8,8] -> tower [B,channels,8,8] -> trained logits [B,1792 or 4096]
+  return out(torch::relu(hidden(tower->forward(planes).flatten(1))));
 }
 
 torch::Tensor ConvNetImpl::forward(torch::Tensor planes) {
-  // planes [B,C,8,8] -> tower [B,channels,8,8] -> logits [B,4096]
-  auto x = out(torch::relu(hidden(tower->forward(planes).flatten(1))));
+  auto x = forward_trained(planes);
   return head ? head(x) : x;
 }
 
@@ -112,16 +141,32 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
   for (int b = 0; b < c.blocks; ++b) tower->push_back(ResidualBlock(c.channels, c.squeeze_excitation));
   policy = register_module("policy", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 64, /*kernel_size=*/1)));
   // policy output [B, type, rank, file] flattens to type * 64 + from.
-  std::vector<int64_t> source(encode::MOVE_INDICES, 64 * 64);
-  for (int i = 0; i < encode::MOVE_INDICES; ++i)
-    if (encode::index_is_geometric(i)) source[size_t(i)] = int64_t(encode::move_type_of(i)) * 64 + i / 64;
+  std::vector<int64_t> source(encode::MOVE_INDICES, 64 * 64), type_major, square_major;
+  for (const int64_t i : geometric_indices()) {
+    const int64_t type = int64_t(encode::move_type_of(int(i))), from = i / 64;
+    source[size_t(i)] = type * 64 + from;
+    type_major.push_back(type * 64 + from);
+    square_major.push_back(from * 64 + type);
+  }
   head = register_module("head", IndexHead(source));
+  by_type = DeviceIndex(type_major);
+  by_square = DeviceIndex(square_major);
+  train_geometric_moves_only();
 }
 
-torch::Tensor ResNetImpl::forward(torch::Tensor planes) {
-  // planes [B,C,8,8] -> tower [B,channels,8,8] -> policy [B,64,8,8] -> logits [B,4096]
-  auto x = tower->forward(torch::relu(stem_bn(stem(planes))));
-  return head(policy(x).flatten(1));
+torch::Tensor ResNetImpl::policy_planes(torch::Tensor planes) {
+  // planes [B,C,8,8] -> tower [B,channels,8,8] -> policy [B,64,8,8]
+  return policy(tower->forward(torch::relu(stem_bn(stem(planes)))));
+}
+
+torch::Tensor ResNetImpl::forward(torch::Tensor planes) { return head(policy_planes(planes).flatten(1)); }
+
+torch::Tensor ResNetImpl::forward_trained(torch::Tensor planes) {
+  const auto p = policy_planes(planes);
+  const int64_t batch = p.size(0);
+  if (!p.is_contiguous() && p.is_contiguous(torch::MemoryFormat::ChannelsLast))
+    return p.permute({0, 2, 3, 1}).reshape({batch, 64 * 64}).index_select(1, by_square.on(p.device()));
+  return p.reshape({batch, 64 * 64}).index_select(1, by_type.on(p.device()));
 }
 
 EncoderLayerImpl::EncoderLayerImpl(int width, int heads_, int feed_forward) : heads(heads_) {
@@ -156,15 +201,26 @@ AttentionNetImpl::AttentionNetImpl(const ModelConfig& c) {
   auto never_at = never.accessor<bool, 1>();
   for (int i = 0; i < encode::MOVE_INDICES; ++i) never_at[i] = !encode::index_is_geometric(i);
   impossible = register_buffer("impossible", never);
+  geometric = DeviceIndex(geometric_indices());
+  train_geometric_moves_only();
 }
 
-torch::Tensor AttentionNetImpl::forward(torch::Tensor planes) {
-  // planes [B,C,8,8] -> tokens [B,64,C] -> [B,64,d] -> (from, to) scores [B,64,64] -> logits [B,4096]
+torch::Tensor AttentionNetImpl::move_scores(torch::Tensor planes) {
+  // planes [B,C,8,8] -> tokens [B,64,C] -> [B,64,d] -> (from, to) scores [B,64,64] -> [B,4096]
   auto x = embed(planes.flatten(2).transpose(1, 2)) + square_embedding;
   for (const auto& layer : *layers) x = layer->as<EncoderLayer>()->forward(x);
   x = norm(x);
   const auto scores = torch::matmul(query(x), key(x).transpose(1, 2)) / std::sqrt(double(x.size(2)));
-  return (scores.flatten(1) + move_bias).masked_fill(impossible, FIXED_OFF_LOGIT);
+  return scores.flatten(1) + move_bias;
+}
+
+torch::Tensor AttentionNetImpl::forward(torch::Tensor planes) {
+  return move_scores(planes).masked_fill(impossible, FIXED_OFF_LOGIT);
+}
+
+torch::Tensor AttentionNetImpl::forward_trained(torch::Tensor planes) {
+  const auto scores = move_scores(planes);
+  return scores.index_select(1, geometric.on(scores.device()));
 }
 
 std::shared_ptr<PolicyNet> make_model(const ModelConfig& config) {

@@ -8,17 +8,47 @@
 
 namespace legalnet::nn {
 
+// The logit of a move index a model never predicts (it is never a move: no queen or knight
+// line joins its squares): sigmoid(-20) = 2e-9, so it costs nothing in the loss and is never picked.
+constexpr float FIXED_OFF_LOGIT = -20.0f;
+
 // What every model is: planes in (float [B,C,8,8]), one logit per move index out.
 class PolicyNet : public torch::nn::Module {
  public:
+  // Logits of the 4096 move indices [B,4096].
   virtual torch::Tensor forward(torch::Tensor planes) = 0;
+  // Only the logits the model computes and trains, [B,K]: column j is move index
+  // trained_moves()[j]; forward() is them with FIXED_OFF_LOGIT at the other 4096 - K indices.
+  // Training scores these alone (nn/loss.h): with K = 1792 the loss does 2.3x less work and
+  // skips the scatter into 4096 columns and its backward.
+  virtual torch::Tensor forward_trained(torch::Tensor planes) { return forward(planes); }
+  // The move index of each trained logit (int64 [K], on `device`): the geometric moves in
+  // order, or all 4096 for a model with a full-width head.
+  const torch::Tensor& trained_moves(const torch::Device& device);
   // Keeps 4-d weights (convolutions) in channels-last layout and asks forward_logits
   // (precision.h) for inputs in that layout: oneDNN's bf16 convolutions run faster on it.
   void use_channels_last();
   bool channels_last() const { return channels_last_; }
 
+ protected:
+  // For a model whose trained logits are the geometric moves (the default is all 4096).
+  void train_geometric_moves_only();
+
  private:
   bool channels_last_ = false;
+  torch::Tensor trained_moves_, trained_moves_on_device_;
+};
+
+// Indices of a fixed int64 list, copied once to the device they are asked for (not a buffer:
+// the model files hold no such tensor).
+class DeviceIndex {
+ public:
+  explicit DeviceIndex(const std::vector<int64_t>& values = {});
+  const torch::Tensor& on(const torch::Device& device);
+  int64_t size() const { return cpu_.numel(); }
+
+ private:
+  torch::Tensor cpu_, on_device_;
 };
 
 // Scatters a compact set of K logits into the 4096 move indices: index i takes
@@ -36,6 +66,7 @@ TORCH_MODULE(IndexHead);
 struct MlpImpl : PolicyNet {
   explicit MlpImpl(const ModelConfig& c);
   torch::Tensor forward(torch::Tensor planes) override;
+  torch::Tensor forward_trained(torch::Tensor planes) override;
   torch::nn::Linear hidden{nullptr}, out{nullptr};
   IndexHead head{nullptr};
 };
@@ -45,6 +76,7 @@ TORCH_MODULE(Mlp);
 struct ConvNetImpl : PolicyNet {
   explicit ConvNetImpl(const ModelConfig& c);
   torch::Tensor forward(torch::Tensor planes) override;
+  torch::Tensor forward_trained(torch::Tensor planes) override;
   torch::nn::Sequential tower{nullptr};
   torch::nn::Linear hidden{nullptr}, out{nullptr};
   IndexHead head{nullptr};
@@ -67,10 +99,16 @@ TORCH_MODULE(ResidualBlock);
 struct ResNetImpl : PolicyNet {
   explicit ResNetImpl(const ModelConfig& c);
   torch::Tensor forward(torch::Tensor planes) override;
+  torch::Tensor forward_trained(torch::Tensor planes) override;
+  // The policy planes [B,64 move types,8,8] (in the layout of the weights).
+  torch::Tensor policy_planes(torch::Tensor planes);
   torch::nn::Conv2d stem{nullptr}, policy{nullptr};
   torch::nn::BatchNorm2d stem_bn{nullptr};
   torch::nn::Sequential tower{nullptr};
   IndexHead head{nullptr};
+  // Where each geometric move's logit lies in the flattened policy planes: at type * 64 + from
+  // in the default layout, at from * 64 + type in channels-last (read without a copy).
+  DeviceIndex by_type, by_square;
 };
 TORCH_MODULE(ResNet);
 
@@ -94,10 +132,14 @@ TORCH_MODULE(EncoderLayer);
 struct AttentionNetImpl : PolicyNet {
   explicit AttentionNetImpl(const ModelConfig& c);
   torch::Tensor forward(torch::Tensor planes) override;
+  torch::Tensor forward_trained(torch::Tensor planes) override;
+  // The (from, to) scores plus the move bias, [B,4096], before the impossible ones are fixed off.
+  torch::Tensor move_scores(torch::Tensor planes);
   torch::nn::Linear embed{nullptr}, query{nullptr}, key{nullptr};
   torch::Tensor square_embedding, move_bias, impossible;
   torch::nn::ModuleList layers{nullptr};
   torch::nn::LayerNorm norm{nullptr};
+  DeviceIndex geometric;
 };
 TORCH_MODULE(AttentionNet);
 

@@ -92,8 +92,7 @@ AutocastScope::~AutocastScope() {
   set_autocast(device_type_, previous_enabled_, previous_dtype_);
 }
 
-void choose_memory_format(PolicyNet& net, Precision precision) {
-  if (precision != Precision::BF16) return;
+void choose_memory_format(PolicyNet& net) {
   for (const auto& p : net.parameters())
     if (p.dim() == 4) {
       net.use_channels_last();
@@ -101,13 +100,18 @@ void choose_memory_format(PolicyNet& net, Precision precision) {
     }
 }
 
-torch::Tensor forward_logits(PolicyNet& net, const torch::Tensor& planes, Precision precision) {
+torch::Tensor forward_logits_of(PolicyNet& net, const torch::Tensor& planes, Precision precision,
+                                torch::Tensor (PolicyNet::*forward)(torch::Tensor)) {
   torch::Tensor logits;
   {
     AutocastScope autocast(precision, planes.device());
-    logits = net.forward(net.channels_last() ? planes.contiguous(torch::MemoryFormat::ChannelsLast) : planes);
+    logits = (net.*forward)(net.channels_last() ? planes.contiguous(torch::MemoryFormat::ChannelsLast) : planes);
   }
   return logits.to(torch::kFloat32);
+}
+
+torch::Tensor forward_logits(PolicyNet& net, const torch::Tensor& planes, Precision precision) {
+  return forward_logits_of(net, planes, precision, &PolicyNet::forward);
 }
 
 }  // namespace legalnet::nn

@@ -39,12 +39,17 @@ class AutocastScope {
   at::ScalarType previous_dtype_ = at::kFloat;
 };
 
-// Channels-last weights for a net with convolutions in bf16, where oneDNN runs them faster
-// (1.14x for resnet 6x32 on this project's CPU, docs/benchmarks.md); nothing otherwise.
-void choose_memory_format(PolicyNet& net, Precision precision);
+// Channels-last weights for a net with convolutions, where oneDNN runs them faster in either
+// precision (resnet 6x32 on this project's CPU: 1.23x in fp32, 1.20x in bf16,
+// docs/benchmarks.md); nothing for a net without.
+void choose_memory_format(PolicyNet& net);
 
 // The net's logits for `planes` computed in `precision`, returned as fp32 (the loss and the
 // probabilities are always computed in fp32).
 torch::Tensor forward_logits(PolicyNet& net, const torch::Tensor& planes, Precision precision);
+
+// The same for another of the net's forward functions (PolicyNet::forward_trained).
+torch::Tensor forward_logits_of(PolicyNet& net, const torch::Tensor& planes, Precision precision,
+                                torch::Tensor (PolicyNet::*forward)(torch::Tensor));
 
 }  // namespace legalnet::nn

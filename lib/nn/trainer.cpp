@@ -12,6 +12,7 @@
 #include "nn/batches.h"
 #include "nn/device.h"
 #include "nn/distributed.h"
+#include "nn/loss.h"
 #include "nn/metrics.h"
 #include "nn/model_file.h"
 #include "nn/precision.h"
@@ -288,7 +289,7 @@ class TrainingLoop {
     set_lr(optimizer_, scheduled_lr(o_, state_.step, total_steps_));
     torch::Tensor loss;
     try {
-      loss = torch::binary_cross_entropy_with_logits(forward_logits(net_, batch.planes, precision_), batch.targets);
+      loss = policy_loss(forward_trained_logits(net_, batch.planes, batch.targets, precision_));
       optimizer_.zero_grad();
       loss.backward();
     } catch (const c10::Error& e) {
@@ -436,7 +437,7 @@ TrainResult run_train(const TrainOptions& o) {
   TrainingData data = load_training_data(o, model, ranks, verbose);
   auto net = make_model(model);
   net->to(device);
-  choose_memory_format(*net, precision);
+  choose_memory_format(*net);
   broadcast_state(ranks, *net);
   auto optimizer = make_optimizer(o, *net);
   int64_t total_steps = int64_t(o.epochs) * data.source->steps_per_epoch();

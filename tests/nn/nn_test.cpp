@@ -21,6 +21,7 @@
 #include "nn/batches.h"
 #include "nn/distributed.h"
 #include "nn/evaluator.h"
+#include "nn/loss.h"
 #include "nn/metrics.h"
 #include "nn/model_file.h"
 #include "nn/models.h"
@@ -120,6 +121,46 @@ TEST(Models, ShapesAndFixedOffIndices) {
   ModelConfig r6 = config("resnet", 0, 6, 32);
   r6.inputs = encode::InputKind::STATE;
   EXPECT_DOUBLE_EQ(r6.forward_flops(), 2.0 * 64 * 18 * 32 * 9 + 12 * 2.0 * 64 * 32 * 32 * 9 + 2.0 * 64 * 32 * 64);
+}
+
+// Training scores the trained logits only (nn/loss.h): they are forward()'s at trained_moves()
+// in either layout, and the loss and its gradients are those of BCE on all 4096 logits.
+TEST(Models, TheLossOnTrainedLogitsIsTheLossOnAll4096) {
+  ModelConfig full = config("mlp", 32, 0, 0);
+  full.geometric_head = false;
+  ModelConfig attention = config("attention", 0, 2, 16);
+  const Batch b = batch_of_all(first_rows(24));
+  for (const auto& c : {config("mlp", 32, 0, 0), full, config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attention})
+    for (const bool channels_last : {false, true}) {
+      const std::string what = c.describe() + (channels_last ? " channels-last" : "");
+      torch::manual_seed(3);
+      auto net = make_model(c);
+      if (channels_last) net->use_channels_last();
+      const auto& moves = net->trained_moves(torch::kCPU);
+      EXPECT_EQ(moves.numel(), c.geometric_head ? encode::GEOMETRIC_INDICES : 4096) << what;
+      EXPECT_TRUE(torch::equal(forward_logits(*net, b.planes, Precision::FP32).index_select(1, moves),
+                               forward_logits_of(*net, b.planes, Precision::FP32, &PolicyNet::forward_trained)))
+          << what;
+
+      auto gradients = [&](const torch::Tensor& loss) {
+        net->zero_grad();
+        loss.backward();
+        std::vector<torch::Tensor> g;
+        for (const auto& p : net->parameters()) g.push_back(p.grad().clone());
+        return g;
+      };
+      const auto all =
+          torch::binary_cross_entropy_with_logits(forward_logits(*net, b.planes, Precision::FP32), b.targets);
+      const auto trained = forward_trained_logits(*net, b.planes, b.targets, Precision::FP32);
+      const auto loss = policy_loss(trained);
+      EXPECT_NEAR(loss.item<double>(), all.item<double>(), 1e-6 * all.item<double>()) << what;
+      EXPECT_NEAR(policy_loss(trained, at::Reduction::Sum).item<double>(), all.item<double>() * 24 * 4096,
+                  1e-5 * all.item<double>() * 24 * 4096)
+          << what;
+      const auto expected = gradients(all), got = gradients(loss);
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_TRUE(torch::allclose(got[i], expected[i], 1e-4, 1e-7)) << what << " parameter " << i;
+    }
 }
 
 TEST(Models, TheConfigRoundTripsAndOldFilesMeanThePredecessorsPlanes) {
