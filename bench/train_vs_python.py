@@ -46,8 +46,9 @@ def main(path, kind, hidden, blocks, channels, steps=60, batch=256, threads=2, i
                 break
     rate = steps * batch / (time.perf_counter() - start)
     head = "1792-wide head" if config["geometric_head"] else "4096-wide head"
+    spin = f", GOMP_SPINCOUNT={os.environ['GOMP_SPINCOUNT']}" if "GOMP_SPINCOUNT" in os.environ else ""
     print(f"python {kind} {config['hidden']} {config['blocks']}x{config['channels']} inputs {inputs} ({head}, "
-          f"{'bf16 autocast' if bf16 else 'fp32'}): {rate:.0f} samples/s")
+          f"{'bf16 autocast' if bf16 else 'fp32'}{spin}): {rate:.0f} samples/s")
 
 
 def _read(path, inputs, n):

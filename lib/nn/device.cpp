@@ -36,6 +36,7 @@ torch::Device pick_device(const std::string& spec) {
 void ensure_passive_openmp(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY")) return;
   setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  setenv("GOMP_SPINCOUNT", "10000", /*overwrite=*/0);
   execv("/proc/self/exe", argv);  // returns only on failure: then go on with the default policy
 }
 

@@ -11,9 +11,12 @@ namespace legalnet::nn {
 // when CUDA is asked for and missing.
 torch::Device pick_device(const std::string& spec);
 
-// Sets the OpenMP wait policy to PASSIVE (unless the user chose one) by re-executing the
-// program: libgomp reads it only at start-up. Without it torch's OpenMP threads spin while
-// OpenBLAS's threads work and small nets train 5-36% slower on 2 cores.
+// Sets the OpenMP wait policy to PASSIVE with a short spin (GOMP_SPINCOUNT=10000, about 0.1 ms)
+// unless the user chose a policy, by re-executing the program: libgomp reads them only at
+// start-up. libgomp's default spins for milliseconds, so torch's OpenMP threads fight
+// OpenBLAS's threads and the loader's on small machines (small nets 5-36% slower on 2 cores);
+// no spin at all puts the threads to sleep between the hundreds of small parallel regions of a
+// training step (resnet 6x32: 5-15% slower than the short spin, docs/benchmarks.md).
 void ensure_passive_openmp(char** argv);
 
 // Sets torch's intra-op threads (0: all cores) and one inter-op thread.

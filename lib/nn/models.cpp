@@ -1,6 +1,7 @@
 #include "nn/models.h"
 
 #include <cmath>
+#include <numeric>
 
 #include "encode/encode.h"
 #include "util/error.h"
@@ -39,15 +40,13 @@ const torch::Tensor& DeviceIndex::on(const torch::Device& device) {
   return on_device_;
 }
 
-const torch::Tensor& PolicyNet::trained_moves(const torch::Device& device) {
-  if (!trained_moves_.defined()) trained_moves_ = torch::arange(encode::MOVE_INDICES, torch::kLong);
-  if (device.is_cpu()) return trained_moves_;
-  if (!trained_moves_on_device_.defined() || trained_moves_on_device_.device() != device)
-    trained_moves_on_device_ = trained_moves_.to(device);
-  return trained_moves_on_device_;
+PolicyNet::PolicyNet() {
+  std::vector<int64_t> all(encode::MOVE_INDICES);
+  std::iota(all.begin(), all.end(), int64_t(0));
+  trained_moves_ = DeviceIndex(all);
 }
 
-void PolicyNet::train_geometric_moves_only() { trained_moves_ = torch::tensor(geometric_indices(), torch::kLong); }
+void PolicyNet::train_geometric_moves_only() { trained_moves_ = DeviceIndex(geometric_indices()); }
 
 void PolicyNet::use_channels_last() {
   torch::NoGradGuard no_grad;

@@ -12,9 +12,21 @@ namespace legalnet::nn {
 // line joins its squares): sigmoid(-20) = 2e-9, so it costs nothing in the loss and is never picked.
 constexpr float FIXED_OFF_LOGIT = -20.0f;
 
+// Indices of a fixed int64 list, copied once to the device they are asked for (not a buffer:
+// the model files hold no such tensor).
+class DeviceIndex {
+ public:
+  explicit DeviceIndex(const std::vector<int64_t>& values = {});
+  const torch::Tensor& on(const torch::Device& device);
+
+ private:
+  torch::Tensor cpu_, on_device_;
+};
+
 // What every model is: planes in (float [B,C,8,8]), one logit per move index out.
 class PolicyNet : public torch::nn::Module {
  public:
+  PolicyNet();
   // Logits of the 4096 move indices [B,4096].
   virtual torch::Tensor forward(torch::Tensor planes) = 0;
   // Only the logits the model computes and trains, [B,K]: column j is move index
@@ -24,9 +36,9 @@ class PolicyNet : public torch::nn::Module {
   virtual torch::Tensor forward_trained(torch::Tensor planes) { return forward(planes); }
   // The move index of each trained logit (int64 [K], on `device`): the geometric moves in
   // order, or all 4096 for a model with a full-width head.
-  const torch::Tensor& trained_moves(const torch::Device& device);
+  const torch::Tensor& trained_moves(const torch::Device& device) { return trained_moves_.on(device); }
   // Keeps 4-d weights (convolutions) in channels-last layout and asks forward_logits
-  // (precision.h) for inputs in that layout: oneDNN's bf16 convolutions run faster on it.
+  // (precision.h) for inputs in that layout: oneDNN's convolutions run faster on it.
   void use_channels_last();
   bool channels_last() const { return channels_last_; }
 
@@ -36,19 +48,7 @@ class PolicyNet : public torch::nn::Module {
 
  private:
   bool channels_last_ = false;
-  torch::Tensor trained_moves_, trained_moves_on_device_;
-};
-
-// Indices of a fixed int64 list, copied once to the device they are asked for (not a buffer:
-// the model files hold no such tensor).
-class DeviceIndex {
- public:
-  explicit DeviceIndex(const std::vector<int64_t>& values = {});
-  const torch::Tensor& on(const torch::Device& device);
-  int64_t size() const { return cpu_.numel(); }
-
- private:
-  torch::Tensor cpu_, on_device_;
+  DeviceIndex trained_moves_;
 };
 
 // Scatters a compact set of K logits into the 4096 move indices: index i takes
