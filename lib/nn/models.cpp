@@ -200,7 +200,6 @@ AttentionNetImpl::AttentionNetImpl(const ModelConfig& c) {
   auto never_at = never.accessor<bool, 1>();
   for (int i = 0; i < encode::MOVE_INDICES; ++i) never_at[i] = !encode::index_is_geometric(i);
   impossible = register_buffer("impossible", never);
-  geometric = DeviceIndex(geometric_indices());
   train_geometric_moves_only();
 }
 
@@ -219,7 +218,7 @@ torch::Tensor AttentionNetImpl::forward(torch::Tensor planes) {
 
 torch::Tensor AttentionNetImpl::forward_trained(torch::Tensor planes) {
   const auto scores = move_scores(planes);
-  return scores.index_select(1, geometric.on(scores.device()));
+  return scores.index_select(1, trained_moves(scores.device()));
 }
 
 std::shared_ptr<PolicyNet> make_model(const ModelConfig& config) {

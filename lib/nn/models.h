@@ -139,7 +139,6 @@ struct AttentionNetImpl : PolicyNet {
   torch::Tensor square_embedding, move_bias, impossible;
   torch::nn::ModuleList layers{nullptr};
   torch::nn::LayerNorm norm{nullptr};
-  DeviceIndex geometric;
 };
 TORCH_MODULE(AttentionNet);
 
