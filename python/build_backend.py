@@ -3,11 +3,13 @@ this folder with the standard library alone, so that `pip install ./python` work
 import base64
 import hashlib
 import os
+import re
 import zipfile
 
-NAME, VERSION = "legalnet", "0.2.0"
-DIST_INFO = f"{NAME}-{VERSION}.dist-info"
 HERE = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(HERE, "legalnet", "_version.py"), encoding="utf-8") as _f:
+    NAME, VERSION = "legalnet", re.search(r'__version__ = "([^"]+)"', _f.read()).group(1)
+DIST_INFO = f"{NAME}-{VERSION}.dist-info"
 
 
 def _record_line(path, data):

@@ -79,8 +79,13 @@ inline int parse(CLI::App& app, int argc, char** argv, const char* tool) {
   }
 }
 
+// "train 0.3.0 (git 1a2b3c4)" and, on the next line, the libtorch the build used and whether its
+// CUDA and NCCL paths were compiled in: what a cluster user checks before a job.
 inline void set_version(CLI::App& app, const char* tool) {
-  app.set_version_flag("--version", std::string(tool) + " " + VERSION + " (" + GIT_DESCRIBE + ")");
+  app.set_version_flag("--version", std::string(tool) + " " + VERSION + " (" + GIT_DESCRIBE + ")\n" +
+                                        "libtorch " + TORCH_VERSION_BUILT + ", CUDA " +
+                                        (BUILT_WITH_CUDA ? "yes" : "no") + ", NCCL " +
+                                        (BUILT_WITH_NCCL ? "yes" : "no"));
 }
 
 }  // namespace legalnet::cli

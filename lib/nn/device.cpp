@@ -1,5 +1,7 @@
 #include "nn/device.h"
 
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <dlfcn.h>
 #include <malloc.h>
 #include <unistd.h>
 
@@ -7,25 +9,59 @@
 #include <thread>
 
 #include "util/error.h"
+#include "util/version.h"
 
 namespace legalnet::nn {
+
+namespace {
+
+// The first of: no CUDA in this build, no driver, a driver that fails, no GPU visible. Asked of
+// the driver itself (dlopen, cuInit, cuDeviceGetCount), which torch only reports as "false".
+std::string why_no_cuda() {
+  if (!BUILT_WITH_CUDA || !at::detail::getCUDAHooks().isBuilt())
+    return "this build of legalnet has no CUDA (its libtorch was built without it)";
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!driver) return "the NVIDIA driver is missing (libcuda.so.1 cannot be loaded)";
+  using CuInit = int (*)(unsigned);
+  using CuDeviceGetCount = int (*)(int*);
+  auto cu_init = reinterpret_cast<CuInit>(dlsym(driver, "cuInit"));
+  auto cu_count = reinterpret_cast<CuDeviceGetCount>(dlsym(driver, "cuDeviceGetCount"));
+  if (!cu_init || !cu_count) return "the NVIDIA driver (libcuda.so.1) lacks cuInit";
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string visible_note =
+      visible ? std::string(" (CUDA_VISIBLE_DEVICES='") + visible + "')" : std::string();
+  int count = 0;
+  if (const int status = cu_init(0); status == 100)  // CUDA_ERROR_NO_DEVICE
+    return "no GPU is visible" + visible_note;
+  else if (status != 0)
+    return "the NVIDIA driver failed to start (cuInit error " + std::to_string(status) + ")";
+  if (cu_count(&count) != 0 || count == 0) return "no GPU is visible" + visible_note;
+  return "torch sees no CUDA device although the driver reports " + std::to_string(count);
+}
+
+}  // namespace
+
+std::string cpu_fallback_reason() {
+  return torch::cuda::is_available() ? std::string() : why_no_cuda();
+}
 
 torch::Device pick_device(const std::string& spec) {
   if (spec == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
   if (spec == "cpu") return torch::Device(torch::kCPU);
   if (spec.rfind("cuda", 0) == 0) {
-    if (!torch::cuda::is_available())
-      throw Error("--device " + spec + ": CUDA is not available (this libtorch or machine has no GPU)");
     int index = 0;
     if (spec.size() > 5 && spec[4] == ':') {
       try {
-        index = std::stoi(spec.substr(5));
+        size_t used = 0;
+        index = std::stoi(spec.substr(5), &used);
+        if (used != spec.size() - 5) throw std::invalid_argument(spec);
       } catch (const std::exception&) {
         throw Error("--device " + spec + ": bad device number");
       }
     } else if (spec != "cuda") {
       throw Error("--device " + spec + ": expected auto, cpu, cuda or cuda:N");
     }
+    if (!torch::cuda::is_available()) throw Error("--device " + spec + ": " + why_no_cuda());
     if (index < 0 || index >= int(torch::cuda::device_count()))
       throw Error("--device " + spec + ": there are " + std::to_string(torch::cuda::device_count()) + " CUDA devices");
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
@@ -53,11 +89,14 @@ void keep_freed_memory() {
 #endif
 }
 
-void configure_for_speed(const torch::Device& device) {
+void configure_for_speed(const torch::Device& device, Precision precision) {
   if (!device.is_cuda()) return;
   at::globalContext().setBenchmarkCuDNN(true);
-  at::globalContext().setAllowTF32CuBLAS(true);
-  at::globalContext().setAllowTF32CuDNN(true);
+  // fp32 means IEEE fp32; tf32 lets cuBLAS and cuDNN use TensorFloat-32 for fp32 tensors, and so
+  // does bf16 for what autocast leaves in fp32.
+  const auto fp32 = precision == Precision::FP32 ? at::Float32Precision::IEEE : at::Float32Precision::TF32;
+  for (const auto op : {at::Float32Op::MATMUL, at::Float32Op::CONV})
+    at::globalContext().setFloat32Precision(at::Float32Backend::CUDA, op, fp32);
 }
 
 int64_t count_parameters(const torch::nn::Module& module) {

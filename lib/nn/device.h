@@ -5,11 +5,17 @@
 
 #include <string>
 
+#include "nn/precision.h"
+
 namespace legalnet::nn {
 
 // "auto" (CUDA when available, else CPU), "cpu", "cuda" or "cuda:N"; throws legalnet::Error
-// when CUDA is asked for and missing.
+// naming the reason (no CUDA in this build, no driver, no GPU visible) when CUDA is asked for
+// and missing. Call it before any work: it is the check of --device.
 torch::Device pick_device(const std::string& spec);
+
+// Why "auto" would pick the CPU (empty when a GPU is usable), for the tools' verbose output.
+std::string cpu_fallback_reason();
 
 // Sets the OpenMP wait policy to PASSIVE with a short spin (GOMP_SPINCOUNT=10000, about 0.1 ms)
 // unless the user chose a policy, by re-executing the program: libgomp reads them only at
@@ -28,8 +34,8 @@ void configure_threads(int threads);
 // glibc's 32 MiB maximum, trimming only above 1 GiB): fp32 steps +18%, streaming +14%.
 void keep_freed_memory();
 
-// On CUDA: cuDNN benchmark mode and TF32 matmuls/convolutions, which make small nets fast.
-void configure_for_speed(const torch::Device& device);
+// On CUDA: cuDNN benchmark mode, and TF32 matmuls/convolutions unless `precision` is fp32.
+void configure_for_speed(const torch::Device& device, Precision precision);
 
 int64_t count_parameters(const torch::nn::Module& module);
 

@@ -338,9 +338,11 @@ std::string run_evaluate(const EvaluateOptions& o) {
   }
   const torch::Device device = pick_device(o.device);
   const Precision precision = resolve_precision(o.precision, device);
+  if (!o.quiet && o.device == "auto" && !device.is_cuda())
+    say("evaluate: --device auto: {}: running on the CPU\n", cpu_fallback_reason());
   configure_threads(o.threads);
   keep_freed_memory();
-  configure_for_speed(device);
+  configure_for_speed(device, precision);
   LoadedModel model = load_model(o.model, device);
   model.net->eval();
   choose_memory_format(*model.net);

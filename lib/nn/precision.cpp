@@ -1,7 +1,6 @@
 #include "nn/precision.h"
 
 #include <ATen/autocast_mode.h>
-#include <torch/version.h>
 
 #include <fstream>
 #include <sstream>
@@ -9,50 +8,24 @@
 #include "nn/models.h"
 #include "util/error.h"
 
-// libtorch 2.4 replaced the per-device autocast functions (set_cpu_enabled,
-// set_autocast_cpu_dtype, ...) by ones that take the device type.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-#define LEGALNET_AUTOCAST_BY_DEVICE_TYPE 1
-#endif
-
 namespace legalnet::nn {
 namespace {
 
-bool autocast_enabled(c10::DeviceType type) {
-#ifdef LEGALNET_AUTOCAST_BY_DEVICE_TYPE
-  return at::autocast::is_autocast_enabled(type);
-#else
-  return type == c10::DeviceType::CUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
-#endif
-}
-
-at::ScalarType autocast_dtype(c10::DeviceType type) {
-#ifdef LEGALNET_AUTOCAST_BY_DEVICE_TYPE
-  return at::autocast::get_autocast_dtype(type);
-#else
-  return type == c10::DeviceType::CUDA ? at::autocast::get_autocast_gpu_dtype()
-                                       : at::autocast::get_autocast_cpu_dtype();
-#endif
-}
-
 void set_autocast(c10::DeviceType type, bool enabled, at::ScalarType dtype) {
-#ifdef LEGALNET_AUTOCAST_BY_DEVICE_TYPE
   at::autocast::set_autocast_enabled(type, enabled);
   at::autocast::set_autocast_dtype(type, dtype);
-#else
-  if (type == c10::DeviceType::CUDA) {
-    at::autocast::set_enabled(enabled);
-    at::autocast::set_autocast_gpu_dtype(dtype);
-  } else {
-    at::autocast::set_cpu_enabled(enabled);
-    at::autocast::set_autocast_cpu_dtype(dtype);
-  }
-#endif
 }
 
 }  // namespace
 
-const char* precision_name(Precision p) { return p == Precision::BF16 ? "bf16" : "fp32"; }
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::BF16: return "bf16";
+    case Precision::TF32: return "tf32";
+    case Precision::FP32: break;
+  }
+  return "fp32";
+}
 
 bool cpu_has_native_bf16() {
   static const bool native = [] {
@@ -72,6 +45,11 @@ bool cpu_has_native_bf16() {
 Precision resolve_precision(const std::string& spec, const torch::Device& device) {
   if (spec == "fp32") return Precision::FP32;
   if (spec == "bf16") return Precision::BF16;
+  if (spec == "tf32") {
+    if (!device.is_cuda())
+      throw Error("--precision tf32: TF32 is a CUDA tensor-core format; on " + device.str() + " use fp32 or bf16");
+    return Precision::TF32;
+  }
   if (spec == "auto") return device.is_cuda() || cpu_has_native_bf16() ? Precision::BF16 : Precision::FP32;
   throw Error("--precision " + spec + ": expected " + PRECISION_CHOICES);
 }
@@ -79,8 +57,8 @@ Precision resolve_precision(const std::string& spec, const torch::Device& device
 AutocastScope::AutocastScope(Precision precision, const torch::Device& device)
     : active_(precision == Precision::BF16), device_type_(device.type()) {
   if (!active_) return;
-  previous_enabled_ = autocast_enabled(device_type_);
-  previous_dtype_ = autocast_dtype(device_type_);
+  previous_enabled_ = at::autocast::is_autocast_enabled(device_type_);
+  previous_dtype_ = at::autocast::get_autocast_dtype(device_type_);
   set_autocast(device_type_, true, at::kBFloat16);
   at::autocast::increment_nesting();
 }

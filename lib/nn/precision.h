@@ -1,6 +1,8 @@
 // The arithmetic a network runs in. bf16 autocast runs matmuls and convolutions in bfloat16
 // (oneDNN's AVX-512 BF16 / AMX kernels on a CPU, tensor cores on a GPU) while the weights, the
 // optimizer state and the loss stay fp32; on this project's CPU it is about twice as fast.
+// tf32 (CUDA only) keeps fp32 tensors but lets cuBLAS and cuDNN multiply in TensorFloat-32;
+// fp32 on CUDA is strict IEEE fp32.
 #pragma once
 
 #include <torch/torch.h>
@@ -11,16 +13,16 @@ namespace legalnet::nn {
 
 class PolicyNet;
 
-enum class Precision { FP32, BF16 };
+enum class Precision { FP32, TF32, BF16 };
 
-constexpr const char* PRECISION_CHOICES = "auto | fp32 | bf16";
+constexpr const char* PRECISION_CHOICES = "auto | fp32 | tf32 | bf16";
 const char* precision_name(Precision p);
 
 // Whether this CPU computes bf16 natively (avx512_bf16 or amx_bf16 in /proc/cpuinfo).
 bool cpu_has_native_bf16();
 
-// "fp32", "bf16", or "auto": bf16 on a CUDA device and on a CPU with native bf16, fp32
-// elsewhere. Throws legalnet::Error for another name.
+// "fp32", "tf32" (CUDA only), "bf16", or "auto": bf16 on a CUDA device and on a CPU with native
+// bf16, fp32 elsewhere. Throws legalnet::Error for another name or tf32 on a CPU.
 Precision resolve_precision(const std::string& spec, const torch::Device& device);
 
 // Autocast to bf16 on `device` while alive (nothing for fp32); nests, and restores the

@@ -418,18 +418,18 @@ class TrainingLoop {
 TrainResult run_train(const TrainOptions& o) {
   validate(o);
   const ModelConfig model = o.model.resolved();
+  torch::Device device = pick_device(o.device);
+  if (device.is_cuda() && o.ranks.world_size > 1 && (o.device == "auto" || o.device == "cuda"))
+    device = torch::Device(torch::kCUDA, c10::DeviceIndex(o.ranks.local_rank % int(torch::cuda::device_count())));
+  const Precision precision = resolve_precision(o.precision, device);
   std::vector<NamedPath> inputs;
   for (const auto& path : o.data) inputs.push_back({"--data", path});
   for (const auto& path : o.val) inputs.push_back({"--val", path});
   RunFolder folder(o.out, o.resume, o.force, inputs);
 
-  torch::Device device = pick_device(o.device);
-  if (device.is_cuda() && o.ranks.world_size > 1 && (o.device == "auto" || o.device == "cuda"))
-    device = torch::Device(torch::kCUDA, c10::DeviceIndex(o.ranks.local_rank % int(torch::cuda::device_count())));
-  const Precision precision = resolve_precision(o.precision, device);
   configure_threads(o.threads);
   keep_freed_memory();
-  configure_for_speed(device);
+  configure_for_speed(device, precision);
   torch::manual_seed(o.seed);
   Collectives ranks(o.ranks, device);
   const bool verbose = ranks.is_main() && !o.quiet;
@@ -452,6 +452,7 @@ TrainResult run_train(const TrainOptions& o) {
   const std::string options = options_json(o, model, precision, total_steps, data.train_positions, data.val_positions);
   if (ranks.is_main()) folder.start(options, CSV_HEADER);
   if (verbose) {
+    if (o.device == "auto" && !device.is_cuda()) say("train: --device auto: {}: running on the CPU\n", cpu_fallback_reason());
     say("train: {} ({} parameters, {:.1f} MFLOP a position) on {} in {}, {} training / {} validation positions, {} "
         "steps of {}\n",
         model.describe(), count_parameters(*net), model.forward_flops() / 1e6, device.str(), precision_name(precision),

@@ -58,7 +58,7 @@ std::string human_count(double value) {
     ++i;
   }
   if (i == 0) return fmt::format("{:.0f}", value);
-  return fmt::format(value < 10 ? "{:.2f}{}" : value < 100 ? "{:.1f}{}" : "{:.0f}{}", value, suffix[i]);
+  return fmt::format(fmt::runtime(value < 10 ? "{:.2f}{}" : value < 100 ? "{:.1f}{}" : "{:.0f}{}"), value, suffix[i]);
 }
 
 std::string human_duration(double seconds) {

@@ -19,7 +19,7 @@ from .inputs import INPUT_KINDS, encode_batch, encode_fen, encode_targets, input
 from .models import LegalNet, load_model
 from .moves import GEOMETRIC, decode_move, move_index, to_board_order
 
-__version__ = "0.2.0"
+from ._version import __version__
 __all__ = ["BatchReader", "BoardState", "Dataset", "GEOMETRIC", "INPUT_KINDS", "LegalNet", "attack_planes",
            "decode_move", "encode_batch", "encode_fen", "encode_targets", "export_torchscript", "input_kind",
            "load_model", "move_index", "parse_fen", "score_fen", "squares_from_planes", "to_board_order"]

@@ -1,0 +1,56 @@
+# Finds the one supported libtorch line and checks its version before anything is compiled.
+#
+# Where libtorch comes from, first match wins:
+#   -DTorch_DIR=/path/to/libtorch/share/cmake/Torch   a libtorch from elsewhere (a zip, a cluster
+#                                                      module): CMake's own variable for it;
+#   the torch wheel of LEGALNET_PYTHON (cmake/LegalnetPython.cmake: by default the project's
+#                                                      environment, which scripts/install-deps makes).
+# The wheel's libtorch is CUDA-enabled: with nvcc present, train and evaluate link libtorch_cuda
+# and the CUDA paths (autocast, NCCL, device selection) are compiled.
+
+set(LEGALNET_TORCH_MIN_VERSION 2.11)
+if(NOT Torch_DIR)
+  if(LEGALNET_PYTHON)
+    execute_process(COMMAND ${LEGALNET_PYTHON} -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+                    OUTPUT_VARIABLE legalnet_prefix OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(legalnet_prefix)
+      set(Torch_DIR "${legalnet_prefix}/Torch" CACHE PATH "Folder holding TorchConfig.cmake" FORCE)
+    endif()
+  endif()
+endif()
+
+# Kernels are built for Ampere (8.0) and Hopper (9.0) unless the user says otherwise; torch's
+# CMake reads this list (CMAKE_CUDA_ARCHITECTURES is ignored by it and would only warn).
+if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST} AND NOT TORCH_CUDA_ARCH_LIST)
+  set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
+endif()
+set(CMAKE_CUDA_ARCHITECTURES OFF)
+
+find_package(Torch QUIET)
+set(legalnet_torch_hint "Run scripts/install-deps (it installs the pinned torch wheel), or set -DTorch_DIR=<libtorch>/share/cmake/Torch (or -DLEGALNET_PYTHON=<python with torch>)")
+if(NOT Torch_FOUND)
+  message(FATAL_ERROR "legalnet: no libtorch found (Torch_DIR='${Torch_DIR}'); libtorch >= ${LEGALNET_TORCH_MIN_VERSION} is needed. ${legalnet_torch_hint}.")
+endif()
+# The version comes from TorchConfigVersion.cmake (Debian's 1.13 has one too).
+set(LEGALNET_TORCH_VERSION "${Torch_VERSION}")
+if(NOT LEGALNET_TORCH_VERSION OR LEGALNET_TORCH_VERSION VERSION_LESS LEGALNET_TORCH_MIN_VERSION)
+  message(FATAL_ERROR "legalnet: libtorch ${LEGALNET_TORCH_VERSION} found in ${TORCH_INSTALL_PREFIX}, but libtorch >= ${LEGALNET_TORCH_MIN_VERSION} is needed. ${legalnet_torch_hint}.")
+endif()
+
+set(LEGALNET_WITH_CUDA OFF)
+if(TARGET torch_cuda)
+  set(LEGALNET_WITH_CUDA ON)
+endif()
+# NCCL's header from the wheel's own NCCL (the library torch was built with), else the toolkit's.
+execute_process(COMMAND ${LEGALNET_PYTHON} -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'include'))"
+                OUTPUT_VARIABLE legalnet_wheel_nccl OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+find_path(LEGALNET_NCCL_INCLUDE nccl.h HINTS ${legalnet_wheel_nccl} ${TORCH_INCLUDE_DIRS} ${CUDAToolkit_INCLUDE_DIRS})
+message(STATUS "legalnet: libtorch ${LEGALNET_TORCH_VERSION} from ${TORCH_INSTALL_PREFIX} (CUDA: ${LEGALNET_WITH_CUDA}, archs ${TORCH_CUDA_ARCH_LIST})")
+
+# libtorch_cuda needs the CUDA libraries of the wheel (its RPATH names them relative to itself,
+# which the linker does not follow): point the linker at them, ahead of the toolkit's older NCCL.
+get_filename_component(legalnet_site_packages "${TORCH_INSTALL_PREFIX}" DIRECTORY)
+file(GLOB legalnet_wheel_cuda_libs LIST_DIRECTORIES true "${legalnet_site_packages}/nvidia/*/lib")
+foreach(dir ${legalnet_wheel_cuda_libs})
+  add_link_options("LINKER:-rpath-link,${dir}")
+endforeach()
