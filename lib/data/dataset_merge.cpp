@@ -59,7 +59,7 @@ MergeSummary merge_datasets(const MergeOptions& o) {
   std::vector<NamedPath> shards;
   for (const auto& in : o.inputs) shards.push_back({"a shard", in});
   check_outputs_are_not_inputs({{"--out", o.out}}, shards);
-  h5::silence_errors();
+  h5::configure_library();
   const fs::path out_dir = fs::absolute(o.out).parent_path();
 
   // Check everything first: a missing or foreign shard stops the merge before any output.
@@ -72,6 +72,11 @@ MergeSummary merge_datasets(const MergeOptions& o) {
     Source s;
     s.path = in;
     s.relative = fs::relative(fs::absolute(in), out_dir).string();
+    if (!o.copy && reader.joined())
+      throw Error(in + " is itself joined from shards: merge its shards, or merge with --copy");
+    // HDF5 reads '%' in a virtual source's name as a pattern ('%b': the joined file's name).
+    if (!o.copy && s.relative.find('%') != std::string::npos)
+      throw Error(in + ": a shard whose path has a '%' cannot be joined virtually; merge with --copy");
     s.rows = reader.num_positions();
     s.games = reader.num_games();
     s.first_row = total.positions;

@@ -1,5 +1,7 @@
 #include "data/dataset_reader.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <map>
 
@@ -25,6 +27,7 @@ struct DatasetReader::Impl {
   h5::Handle file;
   std::map<std::string, h5::Handle> datasets;  // by path inside the file
   uint64_t positions = 0, games = 0;
+  bool joined = false;  // row columns are virtual datasets over shards
 
   // Opens a dataset and checks type and shape; returns its first dimension.
   hsize_t open_checked(hid_t parent, const std::string& prefix, const ColumnSpec& e) {
@@ -43,34 +46,122 @@ struct DatasetReader::Impl {
       for (int i = 0; i < e.tail_rank(); ++i) expected += ", " + std::to_string(e.tail[size_t(i)]);
       throw Error(path + ": dataset '" + where + "' has the wrong shape (expected " + expected + "))");
     }
+    check_storage(ds, where, e, dims[0]);
     datasets[where] = std::move(ds);
     return dims[0];
   }
 
-  // A virtual dataset (made by merge) reads missing or shorter sources as zeros without a
-  // word: check that each source exists and still has the rows it is mapped to.
-  void check_virtual_sources(const char* name) {
-    h5::Handle dcpl(h5::check(H5Dget_create_plist(dataset(name)), path, name));
-    if (H5Pget_layout(dcpl) != H5D_VIRTUAL) return;
+  // Where a dataset's values live. Only in this file (contiguous, chunked or compact layout),
+  // or, for the row columns that merge joins, in legalnet shards beside it. HDF5 would also
+  // read an external raw file (any file on the machine, or a FIFO that never ends) or any
+  // virtual source as data, and a virtual source that is missing or shorter as zeros.
+  void check_storage(hid_t ds, const std::string& where, const ColumnSpec& e, hsize_t rows) {
+    h5::Handle dcpl(h5::check(H5Dget_create_plist(ds), path, where));
+    const std::string at = path + ": dataset '" + where + "' ";
+    const int external = H5Pget_external_count(dcpl);
+    if (external != 0) throw Error(at + "keeps its values in an external file; only data inside the file is read");
+    const H5D_layout_t layout = H5Pget_layout(dcpl);
+    if (layout == H5D_CONTIGUOUS || layout == H5D_CHUNKED || layout == H5D_COMPACT) return;
+    const bool joinable = where == e.name && std::string(e.name) != GAME;  // merge's virtual columns
+    if (layout != H5D_VIRTUAL || !joinable)
+      throw Error(at + "has a storage layout this reader does not take (" +
+                  (layout == H5D_VIRTUAL ? "a virtual dataset" : "layout " + std::to_string(int(layout))) + ")");
+    check_virtual_sources(dcpl, where, e, rows);
+    joined = true;
+  }
+
+  // A virtual column as merge makes it: shard after shard, each mapping all rows of the
+  // shard's column of the same name, each shard a regular file holding a legalnet dataset
+  // whose column is stored in the shard itself.
+  void check_virtual_sources(hid_t dcpl, const std::string& name, const ColumnSpec& e, hsize_t rows) {
     size_t count = 0;
     h5::check_status(H5Pget_virtual_count(dcpl, &count), path, name);
+    const std::string at = path + ": dataset '" + name + "' ";
     const auto dir = std::filesystem::absolute(path).parent_path();
+    hsize_t next_row = 0;
+    const hsize_t per_row = hsize_t(e.elements_per_row());
     for (size_t i = 0; i < count; ++i) {
-      const ssize_t length = H5Pget_virtual_filename(dcpl, i, nullptr, 0);
-      std::string source(size_t(std::max<ssize_t>(length, 0)), '\0');
-      H5Pget_virtual_filename(dcpl, i, source.data(), source.size() + 1);
+      const std::string source = virtual_string(H5Pget_virtual_filename, dcpl, i, name);
+      const std::string source_name = virtual_string(H5Pget_virtual_dsetname, dcpl, i, name);
+      const std::string joined_from = at + "is joined from '" + source + "'";
+      // HDF5 reads '%b' in a source name as the joined file's own name; merge writes no pattern.
+      if (source.empty() || source.find('%') != std::string::npos)
+        throw Error(joined_from + ", a name pattern merge never writes");
+      if (source_name != name) throw Error(joined_from + " (its dataset '" + source_name + "', not '" + name + "')");
+      // The rows it fills: the next block, every trailing dimension whole.
+      h5::Handle vspace(h5::check(H5Pget_virtual_vspace(dcpl, i), path, name));
+      const hsize_t mapped = block_rows(vspace, next_row, per_row);
+      if (mapped == 0) throw Error(at + "does not map its rows shard after shard, as merge does");
+      h5::Handle srcspace(h5::check(H5Pget_virtual_srcspace(dcpl, i), path, name));
+      // (A selection of all of the source is stored without its extent, known once it is opened.)
+      if (H5Sget_select_type(srcspace) != H5S_SEL_ALL && block_rows(srcspace, 0, per_row) != mapped)
+        throw Error(joined_from + ", not all of its rows in order, as merge maps them");
       const std::filesystem::path resolved =
           std::filesystem::path(source).is_absolute() ? std::filesystem::path(source) : dir / source;
-      if (!std::filesystem::exists(resolved))
-        throw Error(path + ": dataset '" + name + "' is joined from '" + source + "', which is missing");
-      h5::Handle mapped(h5::check(H5Pget_virtual_vspace(dcpl, i), path, name));
-      const auto rows_mapped = uint64_t(H5Sget_select_npoints(mapped)) / row_elements(name);
-      h5::Handle src(H5Fopen(resolved.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-      if (!src.valid() || !h5::has_attribute(src, "num_positions") ||
-          uint64_t(h5::read_int_attribute(src, "num_positions", source)) != rows_mapped)
-        throw Error(path + ": dataset '" + name + "' is joined from '" + source +
-                    "', which no longer holds the rows it was joined with (re-run merge)");
+      check_shard(resolved, source, joined_from, name, e, mapped);
+      next_row += mapped;
     }
+    if (next_row != rows) throw Error(at + "maps " + std::to_string(next_row) + " of its " + std::to_string(rows) + " rows");
+  }
+
+  // The rows [first, first + n) a selection covers when it is one block starting at `first`
+  // with whole rows of `per_row` elements; 0 otherwise.
+  hsize_t block_rows(hid_t space, hsize_t first, hsize_t per_row) const {
+    const int rank = H5Sget_simple_extent_ndims(space);
+    const hssize_t points = H5Sget_select_npoints(space);
+    if (rank < 1 || points <= 0 || hsize_t(points) % per_row) return 0;
+    const auto n_dims = static_cast<size_t>(rank);
+    std::vector<hsize_t> start(n_dims), end(n_dims), dims(n_dims);
+    if (H5Sget_select_bounds(space, start.data(), end.data()) < 0) return 0;
+    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+    const hsize_t n = hsize_t(points) / per_row;
+    if (start[0] != first || end[0] + 1 != first + n) return 0;
+    hsize_t box = n;
+    for (int d = 1; d < rank; ++d) {
+      if (start[size_t(d)] != 0 || end[size_t(d)] + 1 != dims[size_t(d)]) return 0;
+      box *= dims[size_t(d)];
+    }
+    return box == hsize_t(points) ? n : 0;  // a box with every point selected
+  }
+
+  // A shard a virtual column reads: a regular file (a FIFO would hang HDF5), not this file,
+  // a legalnet dataset that still holds the rows it was joined with, its column stored in
+  // itself with the column's type and shape.
+  void check_shard(const std::filesystem::path& resolved, const std::string& source, const std::string& joined_from,
+                   const std::string& name, const ColumnSpec& e, hsize_t rows) const {
+    struct stat shard{}, self{};
+    if (::stat(resolved.c_str(), &shard) != 0) throw Error(joined_from + ", which is missing");
+    if (!S_ISREG(shard.st_mode)) throw Error(joined_from + ", which is not a regular file");
+    if (::stat(path.c_str(), &self) == 0 && self.st_dev == shard.st_dev && self.st_ino == shard.st_ino)
+      throw Error(joined_from + ", which is this file itself");
+    h5::Handle src(H5Fopen(resolved.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    const std::string stale = joined_from + ", which no longer holds the rows it was joined with (re-run merge)";
+    if (!src.valid() || !h5::has_attribute(src, "format") ||
+        h5::read_string_attribute(src, "format", source) != FORMAT_NAME)
+      throw Error(joined_from + ", which is not a legalnet dataset");
+    if (!h5::has_attribute(src, "num_positions") || uint64_t(h5::read_int_attribute(src, "num_positions", source)) != rows ||
+        H5Lexists(src, e.name, H5P_DEFAULT) <= 0)
+      throw Error(stale);
+    h5::Handle ds(h5::check(H5Dopen2(src, e.name, H5P_DEFAULT), source, "open dataset " + name));
+    h5::Handle dcpl(h5::check(H5Dget_create_plist(ds), source, name));
+    const H5D_layout_t layout = H5Pget_layout(dcpl);
+    if (H5Pget_external_count(dcpl) != 0 || (layout != H5D_CONTIGUOUS && layout != H5D_CHUNKED && layout != H5D_COMPACT))
+      throw Error(joined_from + ", whose '" + name + "' is not stored in that file itself");
+    h5::Handle type(h5::check(H5Dget_type(ds), source, name));
+    h5::Handle space(h5::check(H5Dget_space(ds), source, name));
+    if (!h5::stored_as(type, e.element) || H5Sget_simple_extent_ndims(space) != e.tail_rank() + 1 ||
+        hsize_t(H5Sget_simple_extent_npoints(space)) != rows * hsize_t(e.elements_per_row()))
+      throw Error(stale);
+  }
+
+  // One of a virtual mapping's names (H5Pget_virtual_filename or _dsetname).
+  std::string virtual_string(ssize_t (*get)(hid_t, size_t, char*, size_t), hid_t dcpl, size_t i,
+                             const std::string& name) const {
+    const ssize_t length = get(dcpl, i, nullptr, 0);
+    if (length < 0) throw Error(path + ": dataset '" + name + "': cannot read its virtual mapping");
+    std::string value(size_t(length), '\0');
+    get(dcpl, i, value.data(), value.size() + 1);
+    return value;
   }
 
   static uint64_t row_elements(const std::string& name) { return uint64_t(column_spec(name).elements_per_row()); }
@@ -103,9 +194,12 @@ struct DatasetReader::Impl {
 };
 
 DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
-  h5::silence_errors();
+  h5::configure_library();
   Impl& d = *impl_;
   d.path = path;
+  // A FIFO or device would make HDF5 wait for data that may never come.
+  if (struct stat st{}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Error(path + ": not a regular file (a dataset is read from a file on disk)");
   if (H5Fis_hdf5(path.c_str()) <= 0) {
     FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) throw Error(path + ": cannot open: no such file or not readable");
@@ -136,8 +230,6 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
     if (e.name == GAME_COLUMNS[0].name) d.games = n;
     if (n != d.games) throw Error(path + ": dataset '" + prefix + e.name + "' has a different number of games");
   }
-  d.check_virtual_sources(POSITIONS);
-  d.check_virtual_sources(LEGAL_MOVES);
   if (uint64_t(h5::read_int_attribute(d.file, "num_positions", path)) != d.positions)
     throw Error(path + ": attribute num_positions does not match the datasets (incomplete file?)");
 }
@@ -148,6 +240,7 @@ DatasetReader::DatasetReader(DatasetReader&&) noexcept = default;
 const std::string& DatasetReader::path() const { return impl_->path; }
 uint64_t DatasetReader::num_positions() const { return impl_->positions; }
 uint64_t DatasetReader::num_games() const { return impl_->games; }
+bool DatasetReader::joined() const { return impl_->joined; }
 
 void DatasetReader::read_positions(uint64_t start, uint64_t count, int8_t* out) const {
   impl_->read_slab(POSITIONS, H5T_NATIVE_INT8, start, count, out);

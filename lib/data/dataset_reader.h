@@ -21,6 +21,8 @@ class DatasetReader {
   const std::string& path() const;
   uint64_t num_positions() const;
   uint64_t num_games() const;
+  // Whether its row columns are virtual datasets over shards (merge without --copy).
+  bool joined() const;
 
   // Rows [start, start + count): 448 int8 per row, or 4096 uint8 per row.
   void read_positions(uint64_t start, uint64_t count, int8_t* out) const;

@@ -212,7 +212,7 @@ struct DatasetWriter::Impl {
 };
 
 DatasetWriter::DatasetWriter(const std::string& path, ThreadPool& pool) : impl_(std::make_unique<Impl>(path, pool)) {
-  h5::silence_errors();
+  h5::configure_library();
   Impl& d = *impl_;
   h5::Handle fcpl(h5::check(H5Pcreate(H5P_FILE_CREATE), path, "file properties"));
   d.file = h5::Handle(H5Fcreate(d.atomic.temp().c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));

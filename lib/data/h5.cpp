@@ -1,6 +1,7 @@
 #include "data/h5.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -30,9 +31,12 @@ std::string hdf5_message() {
 
 }  // namespace
 
-void silence_errors() {
+void configure_library() {
   static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+  std::call_once(once, [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    H5PLset_loading_state(0);
+  });
 }
 
 void Handle::reset() {
@@ -107,6 +111,38 @@ void write_int_attribute(hid_t object, const char* name, int64_t value, const st
 
 bool has_attribute(hid_t object, const char* name) { return H5Aexists(object, name) > 0; }
 
+namespace {
+
+// The most values and bytes an attribute may hold: far above what the writer stores (one
+// "sources" entry per input file), far below what would exhaust memory.
+constexpr hssize_t MAX_ATTRIBUTE_VALUES = 1 << 20;
+constexpr size_t MAX_ATTRIBUTE_BYTES = size_t(64) << 20;
+
+// The number of values an attribute holds, checked before any read: H5Aread writes as many
+// values as the file's dataspace says, whatever buffer it is given, so a scalar stored as an
+// array would overrun the caller's variable. `single` asks for a scalar or a one-value array.
+hsize_t checked_values(hid_t attr, const char* name, bool single, const std::string& file) {
+  Handle space(check(H5Aget_space(attr), file, std::string("attribute ") + name));
+  const H5S_class_t kind = H5Sget_simple_extent_type(space);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  const std::string what = file + ": attribute '" + name + "' ";
+  if (kind == H5S_SCALAR) return 1;
+  if (kind != H5S_SIMPLE || rank < 0 || n < 0) throw Error(what + "has no value (an empty dataspace)");
+  if (single) {
+    if (rank != 1 || n != 1)
+      throw Error(what + "is not a single value (it holds " + std::to_string(n) + " in " + std::to_string(rank) +
+                  " dimensions)");
+    return 1;
+  }
+  if (rank != 1) throw Error(what + "is not a list (it has " + std::to_string(rank) + " dimensions)");
+  if (n > MAX_ATTRIBUTE_VALUES)
+    throw Error(what + "holds " + std::to_string(n) + " values, more than " + std::to_string(MAX_ATTRIBUTE_VALUES));
+  return hsize_t(n);
+}
+
+}  // namespace
+
 std::string read_string_attribute(hid_t object, const char* name, const std::string& file) {
   const auto list = read_string_list_attribute(object, name, file);
   if (list.size() != 1) throw Error(file + ": attribute '" + name + "' is not a single string");
@@ -117,20 +153,30 @@ std::vector<std::string> read_string_list_attribute(hid_t object, const char* na
   Handle attr = open_attribute(object, name, file);
   Handle stored(check(H5Aget_type(attr), file, std::string("attribute ") + name));
   if (H5Tget_class(stored) != H5T_STRING) throw Error(file + ": attribute '" + name + "' is not a string");
-  Handle space(check(H5Aget_space(attr), file, std::string("attribute ") + name));
-  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  const hsize_t n = checked_values(attr, name, false, file);
   std::vector<std::string> values;
   if (H5Tis_variable_str(stored) > 0) {
     Handle type = utf8_string_type(file);
+    Handle space(check(H5Aget_space(attr), file, std::string("attribute ") + name));
     std::vector<char*> ptrs(size_t(n), nullptr);
     check_status(H5Aread(attr, type, ptrs.data()), file, std::string("read attribute ") + name);
-    for (char* p : ptrs) values.emplace_back(p ? p : "");
+    size_t bytes = 0;
+    for (char* p : ptrs) {
+      values.emplace_back(p ? p : "");
+      bytes += values.back().size();
+    }
     H5Dvlen_reclaim(type, space, H5P_DEFAULT, ptrs.data());
+    if (bytes > MAX_ATTRIBUTE_BYTES)
+      throw Error(file + ": attribute '" + name + "' holds " + std::to_string(bytes) + " bytes, more than " +
+                  std::to_string(MAX_ATTRIBUTE_BYTES));
   } else {  // fixed-length strings, as some writers (h5py with numpy bytes) make them
     const size_t size = H5Tget_size(stored);
+    if (size == 0 || size > MAX_ATTRIBUTE_BYTES / std::max<size_t>(n, 1))
+      throw Error(file + ": attribute '" + name + "' has strings of " + std::to_string(size) + " bytes, " +
+                  std::to_string(n) + " of them: more than " + std::to_string(MAX_ATTRIBUTE_BYTES) + " bytes");
     std::vector<char> buffer(size * size_t(n) + 1, '\0');
     check_status(H5Aread(attr, stored, buffer.data()), file, std::string("read attribute ") + name);
-    for (hssize_t i = 0; i < n; ++i)
+    for (hsize_t i = 0; i < n; ++i)
       values.emplace_back(buffer.data() + size_t(i) * size, strnlen(buffer.data() + size_t(i) * size, size));
   }
   return values;
@@ -140,6 +186,7 @@ int64_t read_int_attribute(hid_t object, const char* name, const std::string& fi
   Handle attr = open_attribute(object, name, file);
   Handle stored(check(H5Aget_type(attr), file, std::string("attribute ") + name));
   if (H5Tget_class(stored) != H5T_INTEGER) throw Error(file + ": attribute '" + name + "' is not an integer");
+  checked_values(attr, name, true, file);
   int64_t value = 0;
   check_status(H5Aread(attr, H5T_NATIVE_INT64, &value), file, std::string("read attribute ") + name);
   return value;

@@ -19,8 +19,10 @@ void write_dataset_attributes(hid_t file, const DatasetProvenance& provenance, u
 
 namespace legalnet::data::h5 {
 
-// Turns off HDF5's own error printing: every failure becomes one legalnet::Error instead.
-void silence_errors();
+// Sets HDF5 up for files from others, once: its own error printing off (every failure becomes
+// one legalnet::Error instead), and no filter plugins loaded from disk, so that a dataset that
+// names an unknown compression filter is refused instead of making HDF5 load a shared library.
+void configure_library();
 
 // An owned hid_t closed with the matching H5*close.
 class Handle {

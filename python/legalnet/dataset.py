@@ -1,5 +1,7 @@
 """legalnet datasets (HDF5, docs/dataset.md) as PyTorch data: items and batches of network inputs
 and targets for an input kind, exactly as ``train`` builds them in C++."""
+import os
+
 import h5py
 import numpy as np
 import torch
@@ -9,8 +11,47 @@ from .inputs import encode_batch, encode_targets, input_kind, squares_from_plane
 FORMAT = "legalnet-dataset"
 
 
+def _check_storage(path, f):
+    """Refuses datasets whose values live outside the file: external raw storage (any file on the
+    machine, or a FIFO that never ends) and virtual datasets other than ``tensorize merge``'s (each
+    source a regular file beside it holding a column of the same name stored in itself)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    found = []
+    f.visititems(lambda name, obj: found.append((name, obj)) if isinstance(obj, h5py.Dataset) else None)
+    for name, dset in found:
+        if dset.external:
+            raise ValueError(f"{path}: dataset '{name}' keeps its values in an external file; "
+                             "only data inside the file is read")
+        if not dset.is_virtual:
+            continue
+        for source in dset.virtual_sources():
+            at = f"{path}: dataset '{name}' is joined from '{source.file_name}'"
+            if "%" in source.file_name or source.dset_name.lstrip("/") != name or "/" in name:
+                raise ValueError(f"{at}, not as tensorize merge joins shards")
+            shard = os.path.join(folder, source.file_name)
+            if not os.path.isfile(shard):
+                raise ValueError(f"{at}, which is missing or not a regular file")
+            if os.path.samefile(shard, path):
+                raise ValueError(f"{at}, which is this file itself")
+            try:
+                s = h5py.File(shard, "r")
+            except OSError:
+                raise ValueError(f"{at}, which is not a legalnet dataset") from None
+            with s:
+                column = s.get(name)
+                if not isinstance(column, h5py.Dataset) or column.is_virtual or column.external:
+                    raise ValueError(f"{at}, whose '{name}' is not stored in that file itself")
+
+
 def _open(path):
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise ValueError(f"{path}: not a regular file (a dataset is read from a file on disk)")
     f = h5py.File(path, "r")
+    try:
+        _check_storage(path, f)
+    except BaseException:
+        f.close()
+        raise
     fmt = f.attrs.get("format")
     if isinstance(fmt, bytes):
         fmt = fmt.decode()

@@ -120,6 +120,132 @@ if [[ -n $python ]] && "$python" -c "import h5py" 2>/dev/null; then
   cp -r run kept && cp kept/model.pt kept-model.pt
   expect 1 "^train: forged.h5: row 5" "$bin/train" --data forged.h5 --out kept --force --device cpu
   cmp -s kept/model.pt kept-model.pt || fail "train --force lost the previous run"
+
+  # Every reader of a dataset: train, evaluate and merge, each expected to name the file.
+  # readers FILE REGEX: the three runs end with one line "<tool>: FILE: REGEX".
+  readers() {
+    local file=$1 regex=$2
+    expect 1 "^train: $file: $regex" "$bin/train" --data "$file" --out never-run --max-steps 1 --device cpu
+    expect 1 "^evaluate: $file: $regex" "$bin/evaluate" --model model.pt --data "$file" --games 0 --device cpu
+    expect 1 "^tensorize: $file: $regex" "$bin/tensorize" merge --out never.h5 "$file" data.h5
+  }
+
+  # 2a. Attributes of any shape and type: each is checked before a value is read into memory
+  # (an int64 array read into one variable once overwrote the stack).
+  "$python" - <<'PY'
+import shutil, h5py, numpy as np
+def forge(name, change):
+    shutil.copy("data.h5", name)
+    with h5py.File(name, "r+") as f:
+        change(f.attrs)
+def put(key, value, **kw):
+    return lambda a: (a.__delitem__(key), a.create(key, value, **kw))
+forge("attr-array64.h5", put("format_version", np.arange(64, dtype=np.int64) + 0x4141414141))
+forge("attr-pair.h5", put("num_positions", np.array([1, 2], dtype=np.int64)))
+forge("attr-matrix.h5", put("num_positions", np.ones((1, 1), dtype=np.int64)))
+forge("attr-float.h5", put("format_version", 1.0))
+forge("attr-bool.h5", put("format_version", True))
+forge("attr-empty.h5", put("num_positions", h5py.Empty("i8")))
+forge("attr-strings.h5", put("format", np.array([b"legalnet-dataset"] * 3)))
+forge("attr-format-int.h5", put("format", 7))
+forge("attr-sources-int.h5", put("sources", np.arange(4)))
+forge("attr-sources-2d.h5", put("sources", np.array([[b"a.pgn", b"b.pgn"]] * 2)))
+forge("attr-dedupe-string.h5", put("dedupe", "yes"))
+forge("attr-fixed-ok.h5", put("format", np.bytes_(b"legalnet-dataset")))
+PY
+  readers attr-array64.h5 "attribute 'format_version' is not a single value \(it holds 64 in 1 dimensions\)$"
+  readers attr-pair.h5 "attribute 'num_positions' is not a single value \(it holds 2 in 1 dimensions\)$"
+  readers attr-matrix.h5 "attribute 'num_positions' is not a single value \(it holds 1 in 2 dimensions\)$"
+  readers attr-float.h5 "attribute 'format_version' is not an integer$"
+  readers attr-bool.h5 "attribute 'format_version' is not an integer$"
+  readers attr-empty.h5 "attribute 'num_positions' has no value \(an empty dataspace\)$"
+  readers attr-strings.h5 "attribute 'format' is not a single string$"
+  readers attr-format-int.h5 "attribute 'format' is not a string$"
+  expect 1 "^tensorize: attr-sources-int.h5: attribute 'sources' is not a string$" \
+    "$bin/tensorize" merge --out never.h5 attr-sources-int.h5
+  expect 1 "^tensorize: attr-sources-2d.h5: attribute 'sources' is not a list \(it has 2 dimensions\)$" \
+    "$bin/tensorize" merge --out never.h5 attr-sources-2d.h5
+  expect 1 "^tensorize: attr-dedupe-string.h5: attribute 'dedupe' is not an integer$" \
+    "$bin/tensorize" merge --out never.h5 attr-dedupe-string.h5
+  cases=$((cases + 1))  # a fixed-length string, as h5py writes numpy bytes, is still read
+  "$bin/tensorize" -q merge --copy --out fixed-ok-merged.h5 attr-fixed-ok.h5 ||
+    fail "a fixed-length 'format' string was not read"
+  rm -f fixed-ok-merged.h5
+
+  # 2b. Values stored outside the file: external raw storage (any file the user can read, or a
+  # FIFO that never ends) and virtual datasets other than merge's own are refused on open.
+  mkfifo never-ending
+  cp data.h5 shard-a.h5 && cp data.h5 shard-b.h5 && cp data.h5 '100%b.h5'
+  ln -s vds-self.h5 self-alias.h5
+  "$bin/tensorize" -q merge --out joined.h5 shard-a.h5 shard-b.h5
+  cp joined.h5 joined-fifo.h5 && cp data.h5 shard-f.h5
+  "$bin/tensorize" -q merge --out joined-fifo.h5 shard-a.h5 shard-f.h5
+  printf 'root:x:0:0:root:/root:/bin/bash\n%.0s' {1..200} > secret.txt
+  "$python" - <<'PY'
+import shutil, h5py, numpy as np
+n = h5py.File("data.h5", "r")["castling"].shape[0]
+def forge(name, change, base="data.h5"):
+    shutil.copy(base, name)
+    with h5py.File(name, "r+") as f:
+        change(f)
+def external(column, target):
+    def change(f):
+        dtype, shape = f[column].dtype, f[column].shape
+        del f[column]
+        f.create_dataset(column, shape=shape, dtype=dtype, external=[(target, 0, h5py.h5f.UNLIMITED)])
+    return change
+def virtual(column, file_name, source_name=None, rows=None, parent=""):
+    def change(f):
+        dtype, shape = f[column].dtype, f[column].shape
+        layout = h5py.VirtualLayout(shape=shape, dtype=dtype)
+        source = h5py.VirtualSource(file_name, source_name or column, shape=shape)
+        if rows is None:
+            layout[...] = source
+        else:
+            layout[:rows] = source[:rows]
+        del f[column]
+        f.create_virtual_dataset(column, layout)
+    return change
+forge("ext-passwd.h5", external("castling", "secret.txt"))
+forge("ext-fifo.h5", external("positions", "never-ending"))
+forge("ext-games.h5", external("games/plies", "secret.txt"))
+with h5py.File("secret.h5", "w") as f:
+    f["castling"] = np.zeros(n, np.uint8)
+forge("vds-foreign.h5", virtual("castling", "secret.h5"))
+forge("vds-fifo.h5", virtual("castling", "never-ending"))
+forge("vds-self.h5", virtual("castling", "self-alias.h5"))  # a link to vds-self.h5
+forge("vds-dot.h5", virtual("castling", "."))
+forge("vds-pattern.h5", virtual("castling", "100%%b.h5"))  # HDF5 takes only '%%' without unlimited rows
+forge("vds-rename.h5", virtual("castling", "data.h5", source_name="en_passant"))
+forge("vds-half.h5", virtual("castling", "data.h5", rows=n // 2))
+forge("vds-games.h5", virtual("games/plies", "data.h5"))
+forge("vds-game.h5", virtual("game", "data.h5"))
+forge("vds-nested.h5", virtual("castling", "ext-passwd.h5"))
+PY
+  rm shard-f.h5 && mkfifo shard-f.h5
+  readers ext-passwd.h5 "dataset 'castling' keeps its values in an external file; only data inside the file is read$"
+  readers ext-fifo.h5 "dataset 'positions' keeps its values in an external file; only data inside the file is read$"
+  readers ext-games.h5 "dataset 'games/plies' keeps its values in an external file; only data inside the file is read$"
+  readers vds-foreign.h5 "dataset 'castling' is joined from 'secret.h5', which is not a legalnet dataset$"
+  readers vds-fifo.h5 "dataset 'castling' is joined from 'never-ending', which is not a regular file$"
+  readers joined-fifo.h5 "dataset 'positions' is joined from 'shard-f.h5', which is not a regular file$"
+  readers vds-self.h5 "dataset 'castling' is joined from 'self-alias.h5', which is this file itself$"
+  readers vds-dot.h5 "dataset 'castling' is joined from '.', which is not a regular file$"
+  readers vds-pattern.h5 "dataset 'castling' is joined from '100%%b.h5', a name pattern merge never writes$"
+  readers vds-rename.h5 "dataset 'castling' is joined from 'data.h5' \(its dataset 'en_passant', not 'castling'\)$"
+  readers vds-half.h5 "dataset 'castling' is joined from 'data.h5', which no longer holds the rows it was joined with \(re-run merge\)$"
+  readers vds-games.h5 "dataset 'games/plies' has a storage layout this reader does not take \(a virtual dataset\)$"
+  readers vds-game.h5 "dataset 'game' has a storage layout this reader does not take \(a virtual dataset\)$"
+  readers vds-nested.h5 "dataset 'castling' is joined from 'ext-passwd.h5', whose 'castling' is not stored in that file itself$"
+  readers never-ending "not a regular file \(a dataset is read from a file on disk\)$"
+  expect 1 "^tensorize: joined.h5 is itself joined from shards: merge its shards, or merge with --copy$" \
+    "$bin/tensorize" merge --out never.h5 joined.h5 data.h5
+  expect 1 "^tensorize: 100%b.h5: a shard whose path has a '%' cannot be joined virtually; merge with --copy$" \
+    "$bin/tensorize" merge --out never.h5 '100%b.h5' data.h5
+  cases=$((cases + 1))  # merge's own virtual file is still read, and copied whole
+  "$bin/tensorize" -q merge --copy --out joined-copy.h5 joined.h5 '100%b.h5' ||
+    fail "merge --copy of a joined file and a '%' shard failed"
+  rm -f never-ending shard-f.h5 joined-copy.h5
 else
   echo "skipped: forged datasets need a Python with h5py"
 fi
