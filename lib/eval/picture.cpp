@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include "encode/encode.h"
 #include "util/error.h"
 #include "util/files.h"
+#include "util/process.h"
 
 namespace legalnet::eval {
 namespace {
@@ -132,8 +132,8 @@ void write_picture(const std::string& path, const std::string& svg) {
     out.commit();
   }
   AtomicPath target(path);
-  const std::string command = "rsvg-convert -f png -o '" + target.temp() + "' '" + svg_file.temp() + "' 2>/dev/null";
-  if (std::system(command.c_str()) != 0)
+  // No shell: the names go to rsvg-convert as arguments, whatever characters they hold.
+  if (run_program({"rsvg-convert", "-f", "png", "-o", path_argument(target.temp()), path_argument(svg_file.temp())}) != 0)
     throw Error("cannot write '" + path +
                 "': rsvg-convert (Debian package librsvg2-bin) failed or is missing; use .svg");
   target.commit();

@@ -104,6 +104,20 @@ wait
 cmp -s from-pipe.pgn direct.pgn || fail "a FIFO output did not receive the games"
 rm -f pipe
 
+# 1b. No shell: a picture's name goes to rsvg-convert as an argument, whatever it holds.
+for name in "O'Brien.png" "x'; touch pwned; '.png" '$(touch pwned).png' '-o.png' 'two words.png'; do
+  cases=$((cases + 1))
+  if ! err=$("$bin/evaluate" -q --model model.pt --fen startpos --picture "$name" --device cpu 2>&1 >/dev/null); then
+    fail "evaluate --picture '$name': $err"
+  elif [[ $(head -c 4 -- "$name" | od -An -c | tr -d ' ') != "211PNG" ]]; then
+    fail "evaluate --picture '$name' wrote no PNG under that name"
+  fi
+  [[ ! -e pwned ]] || fail "evaluate --picture '$name' ran a command"
+  rm -f -- "$name" pwned
+done
+expect 1 "^evaluate: cannot write 'p.png': rsvg-convert \(Debian package librsvg2-bin\) failed or is missing; use .svg$" \
+  env PATH=/nonexistent "$bin/evaluate" --model model.pt --fen startpos --picture p.png --device cpu
+
 # 2. Untrusted values inside valid files (needs h5py to forge them).
 if [[ -n $python ]] && "$python" -c "import h5py" 2>/dev/null; then
   cp data.h5 forged.h5
