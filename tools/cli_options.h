@@ -54,8 +54,9 @@ inline void add_device_options(CLI::App& app, const DeviceOptions& o) {
   app.add_option("--device", *o.device, "auto | cpu | cuda | cuda:N")->check(device_choice())->capture_default_str();
   app.add_option("--precision", *o.precision,
                  "Forward pass arithmetic; auto: bf16 on CUDA and on CPUs with AVX-512 BF16 or AMX, else fp32 "
-                 "(weights, optimizer and loss stay fp32)")
-      ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
+                 "(weights, optimizer and loss stay fp32); tf32: fp32 tensors, TensorFloat-32 matmuls (CUDA only); "
+                 "fp32 on CUDA is strict IEEE")
+      ->check(CLI::IsMember({"auto", "fp32", "tf32", "bf16"}))
       ->capture_default_str();
   app.add_option("--threads", *o.threads, "CPU threads (0: all cores)")
       ->check(CLI::Range(0, 1024))

@@ -24,6 +24,7 @@
 #include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
+#include "util/stats.h"
 #include "util/version.h"
 
 namespace legalnet::nn {
@@ -64,6 +65,7 @@ bool has_rare_move(const chess::MoveList& legal) {
 
 struct DatasetResult {
   eval::Anatomy anatomy;
+  uint64_t rows_in_data = 0;  // all rows of the --data files; anatomy.positions are the first of them
   double bce = 0;
   double inference_seconds = 0;
   // Positions of the whole dataset with a legal castling or en-passant move.
@@ -102,9 +104,10 @@ DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& 
                                Precision precision, eval::Gallery& gallery) {
   DatasetResult r;
   double bce_sum = 0;
-  uint64_t total = 0;
-  for (const auto& path : o.data) total += data::DatasetReader(path).num_positions();
-  if (o.max_positions) total = std::min(total, o.max_positions);
+  for (const auto& path : o.data) r.rows_in_data += data::DatasetReader(path).num_positions();
+  const uint64_t total = o.max_positions ? std::min(r.rows_in_data, o.max_positions) : r.rows_in_data;
+  // Over every row, the rare kinds are counted in this pass instead of a second one.
+  const bool whole_set = total == r.rows_in_data;
   if (total == 0)  // a BCE of 0 and a precision of 0 would read as figures
     throw Error("--data: " + fmt::format("{}", fmt::join(o.data, ", ")) + " holds no positions to measure");
   Progress progress("positions", total, !o.quiet && stderr_is_terminal());
@@ -124,6 +127,7 @@ DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& 
         const chess::MoveList legal(positions[i]);
         const float* p = &probs[i * encode::MOVE_INDICES];
         r.anatomy.add(positions[i], legal, p, o.threshold);
+        if (whole_set && has_rare_move(legal)) r.rare.add(positions[i], legal, p, o.threshold);
         gallery.add_position(positions[i], legal, p, fmt::format("row {} of {}", start + i, path));
         bool is_legal[encode::MOVE_INDICES] = {};
         for (auto m : legal) is_legal[encode::move_index(m)] = true;
@@ -139,11 +143,19 @@ DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& 
   }
   progress.finish();
   r.bce = r.anatomy.positions ? bce_sum / (double(r.anatomy.positions) * encode::MOVE_INDICES) : 0.0;
-  add_rare_moves(model, o, device, precision, r);
+  if (whole_set)
+    r.scanned = done;
+  else
+    add_rare_moves(model, o, device, precision, r);
   return r;
 }
 
 double ratio(uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 0.0; }
+
+ordered_json interval_json(const Proportion& p) {
+  const auto [low, high] = p.interval();
+  return {low, high};
+}
 
 ordered_json counts_json(const eval::Counts& c) {
   return {{"recall", ratio(c.legal_found, c.legal)},
@@ -156,12 +168,16 @@ ordered_json dataset_json(const DatasetResult& d) {
   const eval::Anatomy& a = d.anatomy;
   const double p = ratio(a.total.predicted_legal, a.total.predicted), r = ratio(a.total.legal_found, a.total.legal);
   ordered_json j;
+  // The figures below are over the first `positions` rows of the `rows_in_data` (all when equal),
+  // except rare_moves_whole_set, which is always over every row.
   j["positions"] = a.positions;
+  j["rows_in_data"] = d.rows_in_data;
   j["bce"] = d.bce;
   j["precision"] = p;
   j["recall"] = r;
   j["f1"] = p + r > 0 ? 2 * p * r / (p + r) : 0.0;
   j["exact_set_accuracy"] = ratio(a.exact_sets, a.positions);
+  j["exact_set_95ci"] = interval_json({a.exact_sets, a.positions});
   j["top1_legal"] = ratio(a.top1_legal, a.positions);
   j["legal_probability_mass"] = a.positions ? a.legal_mass_sum / double(a.positions) : 0.0;
   j["inference_positions_per_second"] = d.inference_seconds > 0 ? double(a.positions) / d.inference_seconds : 0.0;
@@ -197,19 +213,74 @@ ordered_json games_json(const eval::GamesSummary& g, const eval::GameOptions& o)
   j["games"] = g.games.size();
   j["opponent"] = o.self_play ? "self" : "random";
   j["sampling"] = o.greedy ? "greedy" : "multinomial over sigmoid outputs";
+  const Proportion clean = g.clean_games();
+  j["clean_games"] = clean.count;  // ended by the rules with no illegal pick
+  j["clean_games_share"] = clean.value();
+  j["clean_games_95ci"] = interval_json(clean);
   j["mean_plies_before_first_illegal"] = g.mean_plies_before_illegal();
   const auto [plies_lo, plies_hi] = g.mean_plies_interval();
   j["mean_plies_95ci"] = {plies_lo, plies_hi};
-  j["share_of_games_without_illegal_move"] = g.share_without_illegal();
-  j["model_picks"] = g.picks();
-  j["illegal_picks"] = g.illegal();
-  j["illegal_rate_per_pick"] = g.illegal_rate();
-  const auto [lo, hi] = g.illegal_rate_interval();
-  j["illegal_rate_95ci"] = {lo, hi};
+  const Proportion all = g.illegal_picks(), in_check = g.illegal_picks_in_check(),
+                   not_in_check = g.illegal_picks_not_in_check();
+  j["model_picks"] = all.total;
+  j["illegal_picks"] = all.count;
+  j["illegal_rate_per_pick"] = all.value();
+  j["illegal_rate_95ci"] = interval_json(all);
+  j["picks_in_check"] = in_check.total;
+  j["illegal_picks_in_check"] = in_check.count;
+  j["illegal_rate_in_check"] = in_check.value();
+  j["illegal_rate_in_check_95ci"] = interval_json(in_check);
+  j["picks_not_in_check"] = not_in_check.total;
+  j["illegal_picks_not_in_check"] = not_in_check.count;
+  j["illegal_rate_not_in_check"] = not_in_check.value();
+  j["illegal_rate_not_in_check_95ci"] = interval_json(not_in_check);
+  j["illegal_picks_leaving_king_in_check"] = g.illegal_king_safety();
   j["resample_after_illegal"] = o.resample_illegal;
   if (!o.self_play) j["vs_random"] = {{"wins", g.wins}, {"draws", g.draws}, {"losses", g.losses}};
   j["seconds"] = g.seconds;
   return j;
+}
+
+// Which rows the dataset's figures are over: all of them, or the first of how many.
+std::string rows_measured(const ordered_json& d) {
+  const auto n = d["positions"].get<uint64_t>(), all = d["rows_in_data"].get<uint64_t>();
+  return n == all ? fmt::format("all {} held-out rows", all) : fmt::format("the first {} of {} held-out rows", n, all);
+}
+
+// The figures a run is judged by, first, each with its 95% interval and what it was measured
+// over: with a net that rarely errs, the share of clean games and the illegal rate in check
+// move while the mean plies is mostly game length.
+void print_headline(const ordered_json& report) {
+  if (!report.contains("games") && !report.contains("dataset")) return;
+  fmt::print("\nHeadline (95% intervals):\n");
+  auto percent = [](const ordered_json& value, const ordered_json& ci, int digits) {
+    return fmt::format("{:.{}f}%  ({:.{}f}-{:.{}f}%)", 100 * value.get<double>(), digits,
+                       100 * ci[0].get<double>(), digits, 100 * ci[1].get<double>(), digits);
+  };
+  if (report.contains("games")) {
+    const auto& g = report["games"];
+    const std::string games = fmt::format("{} games vs {}", g["games"].get<int>(), g["opponent"].get<std::string>());
+    fmt::print("  {:<40} {:<24} {} of {}\n", "games ending by the rules, no illegal pick",
+               percent(g["clean_games_share"], g["clean_games_95ci"], 1), g["clean_games"].get<uint64_t>(), games);
+    fmt::print("  {:<40} {:<24} {} of {} picks\n", "illegal picks per pick",
+               percent(g["illegal_rate_per_pick"], g["illegal_rate_95ci"], 3), g["illegal_picks"].get<uint64_t>(),
+               g["model_picks"].get<uint64_t>());
+    fmt::print("  {:<40} {:<24} {} of {} picks in check\n", "  when in check",
+               percent(g["illegal_rate_in_check"], g["illegal_rate_in_check_95ci"], 3),
+               g["illegal_picks_in_check"].get<uint64_t>(), g["picks_in_check"].get<uint64_t>());
+    fmt::print("  {:<40} {:<24} {} of {} picks\n", "  when not in check",
+               percent(g["illegal_rate_not_in_check"], g["illegal_rate_not_in_check_95ci"], 3),
+               g["illegal_picks_not_in_check"].get<uint64_t>(), g["picks_not_in_check"].get<uint64_t>());
+    fmt::print("  {:<40} {:<24} {}\n", "plies before the first illegal move",
+               fmt::format("{:.1f}  ({:.1f}-{:.1f})", g["mean_plies_before_first_illegal"].get<double>(),
+                           g["mean_plies_95ci"][0].get<double>(), g["mean_plies_95ci"][1].get<double>()),
+               games);
+  }
+  if (report.contains("dataset")) {
+    const auto& d = report["dataset"];
+    fmt::print("  {:<40} {:<24} {}\n", "exact legal sets", percent(d["exact_set_accuracy"], d["exact_set_95ci"], 2),
+               rows_measured(d));
+  }
 }
 
 void print_table(const ordered_json& report) {
@@ -220,10 +291,15 @@ void print_table(const ordered_json& report) {
                  ? " (ENGINE-ASSISTED: planes from the move generator)"
                  : " (the position only, nothing derived)",
              report["model"]["inputs_description"].get<std::string>());
+  fmt::print("device   {} in {}{}\n", report["options"]["device"].get<std::string>(),
+             report["options"]["precision"].get<std::string>(),
+             report["options"].contains("device_note")
+                 ? " (--device auto: " + report["options"]["device_note"].get<std::string>() + ")"
+                 : std::string());
+  print_headline(report);
   if (report.contains("dataset")) {
     const auto& d = report["dataset"];
-    fmt::print("\nOn {} held-out positions (threshold {}):\n", d["positions"].get<uint64_t>(),
-               report["options"]["threshold"].get<double>());
+    fmt::print("\nOn {} (threshold {}):\n", rows_measured(d), report["options"]["threshold"].get<double>());
     fmt::print("  BCE                      {:.6f}\n", d["bce"].get<double>());
     fmt::print("  precision / recall / F1  {:.4f} / {:.4f} / {:.4f}\n", d["precision"].get<double>(),
                d["recall"].get<double>(), d["f1"].get<double>());
@@ -254,14 +330,8 @@ void print_table(const ordered_json& report) {
     const auto& g = report["games"];
     fmt::print("\nIn {} games against {} ({}):\n", g["games"].get<int>(), g["opponent"].get<std::string>(),
                g["sampling"].get<std::string>());
-    fmt::print("  plies before the first illegal move  {:.2f}  (95% CI {:.1f}-{:.1f})\n",
-               g["mean_plies_before_first_illegal"].get<double>(), g["mean_plies_95ci"][0].get<double>(),
-               g["mean_plies_95ci"][1].get<double>());
-    fmt::print("  games without an illegal move        {:.1f}%\n",
-               100 * g["share_of_games_without_illegal_move"].get<double>());
-    fmt::print("  illegal picks                        {:.3f}% of {} (95% CI {:.3f}-{:.3f}%)\n",
-               100 * g["illegal_rate_per_pick"].get<double>(), g["model_picks"].get<uint64_t>(),
-               100 * g["illegal_rate_95ci"][0].get<double>(), 100 * g["illegal_rate_95ci"][1].get<double>());
+    fmt::print("  illegal picks that leave or put the own king in check: {} of {}\n",
+               g["illegal_picks_leaving_king_in_check"].get<uint64_t>(), g["illegal_picks"].get<uint64_t>());
     if (g.contains("vs_random"))
       fmt::print("  vs random: {} won, {} drawn, {} lost\n", g["vs_random"]["wins"].get<int>(),
                  g["vs_random"]["draws"].get<int>(), g["vs_random"]["losses"].get<int>());
@@ -338,8 +408,6 @@ std::string run_evaluate(const EvaluateOptions& o) {
   }
   const torch::Device device = pick_device(o.device);
   const Precision precision = resolve_precision(o.precision, device);
-  if (!o.quiet && o.device == "auto" && !device.is_cuda())
-    say("evaluate: --device auto: {}: running on the CPU\n", cpu_fallback_reason());
   configure_threads(o.threads);
   keep_freed_memory();
   configure_for_speed(device, precision);
@@ -364,6 +432,7 @@ std::string run_evaluate(const EvaluateOptions& o) {
                        {"opponent", o.opponent},   {"greedy", o.greedy},
                        {"seed", o.seed},           {"max_plies", o.max_plies},
                        {"device", device.str()},   {"precision", precision_name(precision)}};
+  if (o.device == "auto" && !device.is_cuda()) report["options"]["device_note"] = cpu_fallback_reason();
 
   eval::Gallery gallery(9, float(o.threshold));
   if (!o.data.empty()) report["dataset"] = dataset_json(evaluate_dataset(model, o, device, precision, gallery));

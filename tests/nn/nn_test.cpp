@@ -708,7 +708,13 @@ TEST(Precision, Bf16LogitsAreCloseToFp32AndTheChoiceIsChecked) {
     resolve_precision("fp16", torch::kCPU);
     ADD_FAILURE();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "--precision fp16: expected auto | fp32 | bf16");
+    EXPECT_STREQ(e.what(), "--precision fp16: expected auto | fp32 | tf32 | bf16");
+  }
+  try {  // TF32 is a CUDA format: refused on a CPU rather than silently run as fp32
+    resolve_precision("tf32", torch::kCPU);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--precision tf32: TF32 is a CUDA tensor-core format; on cpu use fp32 or bf16");
   }
 }
 
