@@ -6,6 +6,7 @@
 #include "chess/game_end.h"
 #include "chess/movegen.h"
 #include "encode/encode.h"
+#include "eval/anatomy.h"
 #include "util/rng.h"
 
 namespace legalnet::eval {
@@ -29,7 +30,7 @@ namespace {
 // The legal move an index stands for (a queen for a promotion), or none.
 Move legal_move_for(const MoveList& legal, int index) {
   for (Move m : legal)
-    if (encode::move_index(m) == index && (m.kind() != MoveKind::PROMOTION || m.promotion() == QUEEN)) return m;
+    if (encode::move_index(m) == index && (m.kind() != chess::MoveKind::PROMOTION || m.promotion() == QUEEN)) return m;
   return Move::none();
 }
 
@@ -60,32 +61,33 @@ std::pair<double, double> GamesSummary::mean_plies_interval() const {
   return {mean - half, mean + half};
 }
 
-double GamesSummary::share_without_illegal() const {
-  int n = 0;
-  for (const auto& g : games) n += !g.had_illegal && g.natural_end;
-  return games.empty() ? 0.0 : double(n) / double(games.size());
+Proportion GamesSummary::clean_games() const {
+  Proportion p{0, games.size()};
+  for (const auto& g : games) p.count += !g.had_illegal && g.natural_end;
+  return p;
 }
 
-uint64_t GamesSummary::picks() const {
+Proportion GamesSummary::illegal_picks() const {
+  Proportion p;
+  for (const auto& g : games) p.count += uint64_t(g.illegal_picks), p.total += uint64_t(g.model_picks);
+  return p;
+}
+
+Proportion GamesSummary::illegal_picks_in_check() const {
+  Proportion p;
+  for (const auto& g : games) p.count += uint64_t(g.illegal_in_check), p.total += uint64_t(g.picks_in_check);
+  return p;
+}
+
+Proportion GamesSummary::illegal_picks_not_in_check() const {
+  const Proportion all = illegal_picks(), in_check = illegal_picks_in_check();
+  return {all.count - in_check.count, all.total - in_check.total};
+}
+
+uint64_t GamesSummary::illegal_king_safety() const {
   uint64_t n = 0;
-  for (const auto& g : games) n += uint64_t(g.model_picks);
+  for (const auto& g : games) n += uint64_t(g.illegal_king_safety);
   return n;
-}
-
-uint64_t GamesSummary::illegal() const {
-  uint64_t n = 0;
-  for (const auto& g : games) n += uint64_t(g.illegal_picks);
-  return n;
-}
-
-double GamesSummary::illegal_rate() const { return picks() ? double(illegal()) / double(picks()) : 0.0; }
-
-std::pair<double, double> GamesSummary::illegal_rate_interval() const {
-  const double n = double(picks()), p = illegal_rate(), z = 1.96;
-  if (n == 0) return {0, 0};
-  const double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
-  const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n);
-  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
 }
 
 GamesSummary play_games(const Predictor& predict, const GameOptions& o) {
@@ -133,12 +135,16 @@ GamesSummary play_games(const Predictor& predict, const GameOptions& o) {
         LiveGame& g = *owners[i];
         float* p = probs.data() + i * encode::MOVE_INDICES;
         const MoveList legal(g.pos);
+        const bool in_check = g.pos.in_check();
         ++g.stats.model_picks;
+        g.stats.picks_in_check += in_check;
         const int picked = pick_index(p, o.greedy, g.rng.uniform());
         Move m = legal_move_for(legal, picked);
         if (m.is_none()) {
           if (o.on_illegal_pick) o.on_illegal_pick(g.pos, g.number, g.stats.plies, picked, p);
           ++g.stats.illegal_picks;
+          g.stats.illegal_in_check += in_check;
+          g.stats.illegal_king_safety += reason_illegal(g.pos, picked) == KING_SAFETY;
           if (!g.stats.had_illegal) {
             g.stats.had_illegal = true;
             g.stats.plies_before_illegal = g.stats.plies;

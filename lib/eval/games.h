@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "chess/position.h"
+#include "util/stats.h"
 
 namespace legalnet::eval {
 
@@ -31,6 +32,10 @@ struct GameRecordStats {
   int plies_before_illegal = 0;  // the predecessor's figure: all plies before the first illegal pick
   bool had_illegal = false;
   int model_picks = 0, illegal_picks = 0;
+  // The same while the model's side is in check, where the rules bite hardest: a net that
+  // misses a check from afar picks moves that ignore it.
+  int picks_in_check = 0, illegal_in_check = 0;
+  int illegal_king_safety = 0;  // illegal picks that leave or put the own king in check
   int model_result = 0;      // +1 model won, 0 draw, -1 lost (model as white when self-play)
   bool natural_end = false;  // ended by the rules (not by max_plies)
 };
@@ -41,12 +46,14 @@ struct GamesSummary {
   // A 95% interval of that mean from the spread over games (normal approximation; games are
   // independent draws), so that runs and models are compared with their noise.
   std::pair<double, double> mean_plies_interval() const;
-  double share_without_illegal() const;  // games to their natural end with no illegal pick
-  uint64_t picks() const;
-  uint64_t illegal() const;
-  // Per-pick illegal rate with a 95% Wilson interval.
-  double illegal_rate() const;
-  std::pair<double, double> illegal_rate_interval() const;
+  // Clean games: those that end by the rules with no illegal pick, out of all games. With a
+  // model that rarely errs this is the headline: the mean plies above is then mostly game length.
+  Proportion clean_games() const;
+  // Illegal picks per model pick: overall, while the model's side is in check, and not in check.
+  Proportion illegal_picks() const;
+  Proportion illegal_picks_in_check() const;
+  Proportion illegal_picks_not_in_check() const;
+  uint64_t illegal_king_safety() const;  // illegal picks that leave or put the own king in check
   int wins = 0, draws = 0, losses = 0;
   double seconds = 0;
 };

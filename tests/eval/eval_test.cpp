@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "chess/notation.h"
 #include "encode/encode.h"
 #include "eval/anatomy.h"
@@ -93,8 +95,8 @@ TEST(Games, APerfectModelNeverPlaysIllegalMoves) {
   o.seed = 3;
   o.concurrent = 7;
   const GamesSummary s = play_games(uniform_legal(), o);
-  EXPECT_EQ(s.illegal(), 0u);
-  EXPECT_EQ(s.share_without_illegal(), 1.0);
+  EXPECT_EQ(s.illegal_picks().count, 0u);
+  EXPECT_EQ(s.clean_games().value(), 1.0);
   EXPECT_EQ(s.wins + s.draws + s.losses, 20);
   for (const auto& g : s.games) {
     EXPECT_EQ(g.plies_before_illegal, g.plies);
@@ -121,7 +123,82 @@ TEST(Games, AModelThatAlwaysErrsStopsAtItsFirstMove) {
   }
   EXPECT_GT(white, 5);  // colours are drawn at random
   EXPECT_LT(white, 35);
-  EXPECT_EQ(s.illegal_rate(), 1.0);
+  EXPECT_EQ(s.illegal_picks().value(), 1.0);
+  EXPECT_EQ(s.clean_games().count, 0u);
+}
+
+// A model that errs only when its side is in check, and then with a move that ignores the
+// check where there is one: every pick in check is illegal, no other, and the clean games are
+// exactly those in which the model never had to answer a check. One game at a time, so that the
+// fake model knows which game it is in (a game's first pick is at fullmove 1, and no game ends
+// before the model's pick at fullmove 2).
+TEST(Games, IllegalPicksInCheckAreCountedApartAndCleanGamesAreThoseWithoutThem) {
+  std::vector<bool> answered_check;  // per game
+  uint64_t in_check = 0, not_in_check = 0, king_safety = 0;
+  const Predictor errs_in_check = [&](const std::vector<const Position*>& positions, std::vector<float>& probs) {
+    ASSERT_EQ(positions.size(), 1u);
+    const Position& pos = *positions[0];
+    if (pos.fullmove_number() == 1) answered_check.push_back(false);
+    const MoveList legal(pos);
+    bool is_legal[encode::MOVE_INDICES] = {};
+    for (Move m : legal) is_legal[encode::move_index(m)] = true;
+    if (!pos.in_check()) {
+      ++not_in_check;
+      for (Move m : legal) probs[size_t(encode::move_index(m))] = 1;
+      return;
+    }
+    ++in_check;
+    answered_check.back() = true;
+    int pick = 0;  // a1a1, never a move
+    for (int i = 1; i < encode::MOVE_INDICES; ++i)
+      if (!is_legal[i] && encode::index_from(i) != encode::index_to(i) && reason_illegal(pos, i) == KING_SAFETY) {
+        pick = i;
+        ++king_safety;
+        break;
+      }
+    probs[size_t(pick)] = 1;
+  };
+  GameOptions o;
+  o.games = 30;
+  o.seed = 5;
+  o.concurrent = 1;
+  const GamesSummary s = play_games(errs_in_check, o);
+  ASSERT_EQ(answered_check.size(), 30u);
+  const uint64_t clean = uint64_t(std::count(answered_check.begin(), answered_check.end(), false));
+  EXPECT_GT(clean, 0u);  // both kinds of game are there, so the count means something
+  EXPECT_LT(clean, 30u);
+  EXPECT_EQ(s.clean_games().count, clean);
+  EXPECT_EQ(s.clean_games().total, 30u);
+  EXPECT_DOUBLE_EQ(s.clean_games().value(), double(clean) / 30);
+  EXPECT_EQ(s.clean_games().interval(), wilson_interval(clean, 30));
+
+  EXPECT_EQ(s.illegal_picks_in_check().count, in_check);
+  EXPECT_EQ(s.illegal_picks_in_check().total, in_check);
+  EXPECT_EQ(s.illegal_picks_in_check().value(), 1.0);
+  EXPECT_EQ(s.illegal_picks_not_in_check().count, 0u);
+  EXPECT_EQ(s.illegal_picks_not_in_check().total, not_in_check);
+  EXPECT_EQ(s.illegal_picks().count, in_check);
+  EXPECT_EQ(s.illegal_picks().total, in_check + not_in_check);
+  EXPECT_GT(king_safety, 0u);
+  EXPECT_LE(king_safety, in_check);
+  EXPECT_EQ(s.illegal_king_safety(), king_safety);
+}
+
+// Known values: 1 of 10 gives 1.79%-40.42% (R's prop.test(1, 10, correct = FALSE)); none of n
+// and all of n have closed forms, [0, z^2 / (n + z^2)] and [n / (n + z^2), 1]; no trials, no interval.
+TEST(Stats, WilsonInterval) {
+  const auto [low, high] = wilson_interval(1, 10);
+  EXPECT_NEAR(low, 0.0179, 5e-5);
+  EXPECT_NEAR(high, 0.4042, 5e-5);
+  const double z2 = 1.96 * 1.96;
+  EXPECT_EQ(wilson_interval(0, 10).first, 0.0);
+  EXPECT_NEAR(wilson_interval(0, 10).second, z2 / (10 + z2), 1e-12);
+  EXPECT_NEAR(wilson_interval(10, 10).first, 10 / (10 + z2), 1e-12);
+  EXPECT_EQ(wilson_interval(10, 10).second, 1.0);
+  EXPECT_EQ(wilson_interval(0, 0), std::make_pair(0.0, 0.0));
+  const Proportion p{1, 10};
+  EXPECT_EQ(p.value(), 0.1);
+  EXPECT_EQ(p.interval(), wilson_interval(1, 10));
 }
 
 TEST(Games, PickIndexSamplesInProportion) {
