@@ -32,6 +32,7 @@ with h5py.File(f"{data}/tensors/test.h5") as f:
     assert f.attrs["num_positions"] == test_plies and f.attrs["num_games"] == test_games == 6
 report = json.load(open(f"{data}/report/report.json"))
 assert report["dataset"]["positions"] == min(300, test_plies)
+assert report["dataset"]["rows_in_data"] == test_plies
 assert report["games"]["games"] == 4
 assert report["model"]["config"]["blocks"] == 1
 assert report["model"]["training"]["steps_done"] == 30
@@ -42,6 +43,18 @@ assert report["model"]["training"]["precision"] in ("fp32", "bf16")
 lo, hi = report["games"]["mean_plies_95ci"]
 assert lo <= report["games"]["mean_plies_before_first_illegal"] <= hi
 assert 0 <= report["games"]["mean_plies_before_first_illegal"]
+# The headline's proportions: each inside its interval, the picks in and out of check adding up.
+g = report["games"]
+for share, ci in (("clean_games_share", "clean_games_95ci"), ("illegal_rate_per_pick", "illegal_rate_95ci"),
+                  ("illegal_rate_in_check", "illegal_rate_in_check_95ci"),
+                  ("illegal_rate_not_in_check", "illegal_rate_not_in_check_95ci")):
+    assert 0 <= g[ci][0] <= g[share] <= g[ci][1] <= 1, (share, g[share], g[ci])
+assert g["clean_games_share"] == g["clean_games"] / g["games"]
+assert g["picks_in_check"] + g["picks_not_in_check"] == g["model_picks"]
+assert g["illegal_picks_in_check"] + g["illegal_picks_not_in_check"] == g["illegal_picks"]
+summary = open(f"{data}/report/summary.txt").read()
+assert summary.index("Headline") < summary.index("In 4 games"), summary
+assert f"the first {min(300, test_plies)} of {test_plies} held-out rows" in summary or test_plies <= 300, summary
 rows = open(f"{data}/report/metrics.csv").read().splitlines()
 assert rows[0].startswith("step,") and rows[-1].startswith("30,"), rows
 for png in ("loss.png", "position.png"):
@@ -72,6 +85,8 @@ for ref in page.refs:
     assert os.path.isfile(f"{data}/report/{ref}"), f"report.html refers to a missing {ref}"
 g, d = report["games"], report["dataset"]
 assert page.figures["plies"] == f'{g["mean_plies_before_first_illegal"]:.1f}', page.figures
+assert page.figures["clean"] == f'{100 * g["clean_games_share"]:.1f}%', page.figures
+assert page.figures["illegal-in-check"] == f'{100 * g["illegal_rate_in_check"]:.3f}%', page.figures
 assert page.figures["exact"] == f'{100 * d["exact_set_accuracy"]:.2f}%', page.figures
 assert page.figures["precision"] == f'{d["precision"]:.5f}' and page.figures["recall"] == f'{d["recall"]:.5f}'
 assert "loss.png" in page.refs and "position.png" in page.refs
@@ -91,14 +106,15 @@ make -s -f Makefile.pipeline all "${tiny[@]}" EVAL_GAMES=2 > /dev/null 2>&1
 after=$(stamp)
 [[ $(echo "$after" | head -3) == $(echo "$before" | head -3) ]] || { echo "EVAL_GAMES redid more than the report"; exit 1; }
 [[ $(echo "$after" | tail -1) != $(echo "$before" | tail -1) ]] || { echo "EVAL_GAMES did not redo the report"; exit 1; }
-# Rendered headless by a browser where one is installed (Debian's chromium); else the structure
-# checks above are the test.
+# Rendered headless by a browser (Debian's chromium, which scripts/install-deps installs): a
+# missing browser fails the test instead of skipping the check unseen.
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [[ -n $browser ]]; then
   "$browser" --headless --no-sandbox --disable-gpu --window-size=1300,2400 \
     --screenshot="$data/report.png" "file://$data/report/report.html" > /dev/null 2>&1
   [[ $(head -c 4 "$data/report.png" | od -An -c | tr -d ' ') == "211PNG" ]] || { echo "chromium did not render"; exit 1; }
 else
-  echo "no browser: report.html checked by structure only"
+  echo "no browser to render report.html (scripts/install-deps installs chromium)"
+  exit 1
 fi
 echo "pipeline ok"
