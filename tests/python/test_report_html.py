@@ -1,0 +1,153 @@
+"""scripts/report-html on a report.json written by hand: the headline figures (clean games, the
+illegal rate overall and in check, the plies, the exact sets) at the top of the page with their
+intervals and what they are over; text from the report escaped; a figure that is not a number
+refused with one line, leaving no page."""
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from html.parser import HTMLParser
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "..", "scripts", "report-html")
+HOSTILE = '<script>alert("x")</script><img src=http://example.com/x>'
+
+REPORT = {
+    "tool": "evaluate", "version": "0.0 (test)", "command_line": "evaluate " + HOSTILE,
+    "model": {"path": "runs/" + HOSTILE, "description": "resnet " + HOSTILE, "inputs": "state",
+              "inputs_from_move_generator": False, "inputs_description": HOSTILE, "parameters": 1234,
+              "training": {"command_line": "train " + HOSTILE}},
+    "options": {"threshold": 0.5, "max_positions": 20000},
+    "dataset": {
+        "positions": 20000, "rows_in_data": 357899, "bce": 0.00123, "precision": 0.99912, "recall": 0.99876,
+        "exact_set_accuracy": 0.98502, "exact_set_95ci": [0.98331, 0.98658],
+        "by_move_kind": {HOSTILE: {"recall": 1.0, "precision": 1.0, "legal_moves": 3, "predicted": 3}},
+        "false_positives": {HOSTILE: {"count": 2, "share": 1.0}},
+        "illegal_mass_by_position": {"in check": {"positions": 7, "mean_illegal_mass": 0.01,
+                                                  "share_of_all_illegal_mass": 0.5}},
+        "rare_moves_whole_set": {"positions_scanned": 357899, "positions_with_castling_or_en_passant": 900,
+                                 "castling": {"recall": 0.997, "legal_moves": 1000},
+                                 "en_passant": {"recall": 0.996, "legal_moves": 250}},
+    },
+    "games": {
+        "games": 1200, "opponent": "random", "sampling": "multinomial over sigmoid outputs",
+        "clean_games": 912, "clean_games_share": 0.76, "clean_games_95ci": [0.7350, 0.7834],
+        "mean_plies_before_first_illegal": 301.25, "mean_plies_95ci": [290.5, 312.0],
+        "model_picks": 214000, "illegal_picks": 351, "illegal_rate_per_pick": 0.00164,
+        "illegal_rate_95ci": [0.001478, 0.001821],
+        "picks_in_check": 17000, "illegal_picks_in_check": 214, "illegal_rate_in_check": 0.01259,
+        "illegal_rate_in_check_95ci": [0.01102, 0.01437],
+        "picks_not_in_check": 197000, "illegal_picks_not_in_check": 137, "illegal_rate_not_in_check": 0.000696,
+        "illegal_rate_not_in_check_95ci": [0.000588, 0.000822],
+        "illegal_picks_leaving_king_in_check": 215,
+    },
+    "gallery": [{"name": "blocked", "title": HOSTILE, "picture": "",
+                 "mistakes": [{"fen": HOSTILE, "move": "a1a3", "probability": 0.9, "reason": HOSTILE,
+                               "where": HOSTILE}]}],
+}
+
+
+class Page(HTMLParser):
+    """The page's tags, the text of each element with an id, and the rows of the first table."""
+    def __init__(self):
+        super().__init__()
+        self.tags, self.figures, self.current, self.rows, self.tables = set(), {}, None, [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        self.current = dict(attrs).get("id")
+        if tag == "table":
+            self.tables += 1
+        if tag == "tr" and self.tables == 1:
+            self.rows.append("")
+
+    def handle_data(self, text):
+        if self.current:
+            self.figures[self.current] = text
+            self.current = None
+        if self.tables == 1 and self.rows:
+            self.rows[-1] += text
+
+
+class ReportHtml(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.folder)
+
+    def render(self, report):
+        with open(os.path.join(self.folder, "report.json"), "w") as f:
+            json.dump(report, f)
+        return subprocess.run([sys.executable, SCRIPT, self.folder], capture_output=True, text=True)
+
+    def page(self):
+        with open(os.path.join(self.folder, "report.html")) as f:
+            return f.read()
+
+    def test_headline_figures_with_their_intervals_at_the_top(self):
+        done = self.render(REPORT)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        text = self.page()
+        page = Page()
+        page.feed(text)
+        self.assertEqual(page.figures["clean"], "76.0%")
+        self.assertEqual(page.figures["illegal"], "0.164%")
+        self.assertEqual(page.figures["illegal-in-check"], "1.259%")
+        self.assertEqual(page.figures["illegal-not-in-check"], "0.070%")
+        self.assertEqual(page.figures["plies"], "301.2")
+        self.assertEqual(page.figures["exact"], "98.50%")
+        rows = page.rows
+        self.assertIn("Headline figures", text[:text.index("<table>")])
+        clean = next(r for r in rows if r.startswith("Games ending by the rules"))
+        self.assertIn("95% interval 73.5% – 78.3%; 912 of 1200 games vs random", clean)
+        in_check = next(r for r in rows if "when in check" in r)
+        self.assertIn("95% interval 1.102% – 1.437%; 214 of 17000 picks in check", in_check)
+        overall = next(r for r in rows if r.startswith("Illegal picks per pick"))
+        self.assertIn("95% interval 0.148% – 0.182%; 351 of 214000 picks", overall)
+        plies = next(r for r in rows if r.startswith("Plies before"))
+        self.assertIn("95% interval 290.5 – 312.0; 1200 games vs random", plies)
+        exact = next(r for r in rows if r.startswith("Exact legal sets"))
+        self.assertIn("95% interval 98.33% – 98.66%; the first 20000 of 357899 held-out rows", exact)
+        # The headline comes first: clean games, then the illegal rates, then the plies.
+        order = [next(i for i, r in enumerate(rows) if r.startswith(s))
+                 for s in ("Games ending", "Illegal picks per pick", "Plies before", "Exact legal sets")]
+        self.assertEqual(order, sorted(order))
+        # Text from report.json is text: no tag of it reaches the page.
+        self.assertNotIn("script", page.tags)
+        self.assertNotIn("<script>", text)
+        self.assertNotIn("<img src=http", text)
+        self.assertIn("&lt;script&gt;", text)
+
+    def test_the_whole_set_is_said_so(self):
+        report = copy.deepcopy(REPORT)
+        report["dataset"]["positions"] = 357899
+        self.assertEqual(self.render(report).returncode, 0)
+        text = self.page()
+        self.assertIn("all 357899 held-out rows", text)
+        self.assertNotIn("of 357899 held-out rows", text)
+
+    def test_a_figure_that_is_not_a_number_is_refused_in_one_line(self):
+        for key, value in (("clean_games_share", "<b>76%</b>"), ("games", "1200<script>"),
+                           ("illegal_rate_in_check_95ci", [0.01]), ("picks_in_check", True),
+                           ("clean_games", 1.5)):
+            report = copy.deepcopy(REPORT)
+            report["games"][key] = value
+            done = self.render(report)
+            self.assertEqual(done.returncode, 1, key)
+            self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+            self.assertIn(f"games.{key}", done.stderr)
+            self.assertFalse(os.path.exists(os.path.join(self.folder, "report.html")), key)
+        report = copy.deepcopy(REPORT)
+        del report["games"]["illegal_rate_in_check"]
+        done = self.render(report)
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("report.json has no 'illegal_rate_in_check'", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
