@@ -11,7 +11,13 @@
 // training step is counted as 3 forward passes) and its share of the matching peak. The
 // variants run in turn, ROUNDS times (each round starting with another), and the median of
 // each is reported, so that a slow spell of a shared machine does not land on one of them.
-// Usage: legalnet_train_bench DATASET.h5 KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS] [ROUNDS] [INPUTS]
+// DEVICE=cuda (or cuda:N) in the environment measures a GPU instead: its matmul peak in fp32
+// (strict IEEE), tf32 and bf16, and the same steps in each of the three precisions on ready
+// batches already on the GPU and through the memory and stream loaders (which copy each batch
+// from pinned memory), timed between torch::cuda::synchronize() calls. Without DEVICE, or with
+// DEVICE=cpu, the output is the CPU's above.
+// Usage: [DEVICE=cuda] legalnet_train_bench DATASET.h5 KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS]
+//        [ROUNDS] [INPUTS]
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -58,6 +64,32 @@ double compute_peak(torch::ScalarType dtype) {
   return best;
 }
 
+// The GPU's matmul ceiling in `precision`, in GFLOP/s: the best of a few 8192x8192 matmuls in
+// fp32 (strict IEEE or TF32, as configure_for_speed sets it) or bf16, each timed between
+// synchronizations (a launch returns before the GPU has finished).
+double cuda_peak(Precision precision, const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  configure_for_speed(device, precision);
+  const int64_t n = 8192;
+  const auto dtype = precision == Precision::BF16 ? torch::kBFloat16 : torch::kFloat32;
+  const auto options = torch::TensorOptions().device(device).dtype(dtype);
+  const auto a = torch::randn({n, n}, options), b = torch::randn({n, n}, options);
+  double best = 0;
+  for (int i = 0; i < 6; ++i) {  // the first builds cuBLAS's handle and picks its kernel
+    torch::cuda::synchronize();
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto c = torch::mm(a, b);
+    torch::cuda::synchronize();
+    best = std::max(best, 2.0 * n * n * n / seconds_since(t0) / 1e9);
+  }
+  return best;
+}
+
+// The clock is read once the GPU has finished what was queued (nothing to wait for on a CPU).
+void synchronize(const torch::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize();
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -79,6 +111,15 @@ int main(int argc, char** argv) {
   c.channels = std::atoi(argv[5]);
   c.inputs = encode::parse_input_kind(argc > 10 ? argv[10] : "state");
   c = c.resolved();
+  const char* device_spec = std::getenv("DEVICE");
+  torch::Device device = torch::kCPU;
+  try {
+    device = pick_device(device_spec && *device_spec ? device_spec : "cpu");
+  } catch (const std::exception& e) {  // the reason CUDA is missing, in one line
+    fmt::print(stderr, "legalnet_train_bench: DEVICE={}: {}\n", device_spec, e.what());
+    return 1;
+  }
+  const bool cuda = device.is_cuda();
   const int steps = argc > 6 ? std::atoi(argv[6]) : 60;
   const int batch = argc > 7 ? std::atoi(argv[7]) : 256;
   keep_freed_memory();  // as train and evaluate
@@ -88,7 +129,6 @@ int main(int argc, char** argv) {
   load.quiet = true;
   load.max_rows = uint64_t(batch) * 64;
   const CompactPositions data = load_positions({argv[1]}, load);
-  const torch::Device device = torch::kCPU;
   const Precision chosen = resolve_precision("auto", device);
   StreamOptions stream_options;
   stream_options.paths = {argv[1]};
@@ -104,7 +144,7 @@ int main(int argc, char** argv) {
     bool loss_on_4096 = false;
   };
   enum { FP32, FP32_CL, BF16, BF16_CL, BF16_CL_4096, MEMORY, STREAM };
-  const std::vector<Variant> variants = {
+  const std::vector<Variant> cpu_variants = {
       {"fp32, ready batches", Precision::FP32, false, Variant::READY},
       {"fp32 channels-last, ready", Precision::FP32, true, Variant::READY},
       {"bf16, ready batches", Precision::BF16, false, Variant::READY},
@@ -113,15 +153,35 @@ int main(int argc, char** argv) {
       {"auto (as train), memory loader", chosen, false, Variant::MEMORY},
       {"auto (as train), stream loader", chosen, false, Variant::STREAM},
   };
+  // On a GPU each precision with each data source, in train's memory format (channels_last
+  // unused: choose_memory_format decides as in train).
+  const std::vector<Variant> cuda_variants = {
+      {"fp32, ready batches", Precision::FP32, false, Variant::READY},
+      {"fp32, memory loader", Precision::FP32, false, Variant::MEMORY},
+      {"fp32, stream loader", Precision::FP32, false, Variant::STREAM},
+      {"tf32, ready batches", Precision::TF32, false, Variant::READY},
+      {"tf32, memory loader", Precision::TF32, false, Variant::MEMORY},
+      {"tf32, stream loader", Precision::TF32, false, Variant::STREAM},
+      {"bf16, ready batches", Precision::BF16, false, Variant::READY},
+      {"bf16, memory loader", Precision::BF16, false, Variant::MEMORY},
+      {"bf16, stream loader", Precision::BF16, false, Variant::STREAM},
+  };
+  const std::vector<Variant>& variants = cuda ? cuda_variants : cpu_variants;
   std::vector<uint32_t> order = epoch_order(data, 0, 0);
   std::vector<Batch> ready;
-  for (int i = 0; i < 8; ++i)
-    ready.push_back(make_batch(data, order.data() + size_t(i) * size_t(batch), size_t(batch), false, c.inputs));
+  for (int i = 0; i < 8; ++i) {
+    Batch b = make_batch(data, order.data() + size_t(i) * size_t(batch), size_t(batch), false, c.inputs);
+    ready.push_back({b.planes.to(device), b.targets.to(device)});
+  }
 
   auto run = [&](const Variant& v) {
     torch::manual_seed(0);
     auto net = make_model(c);
-    if (v.data == Variant::READY) {
+    if (cuda) {  // as train: the net on the GPU in the layout it picks, fp32 as asked
+      configure_for_speed(device, v.precision);
+      net->to(device);
+      choose_memory_format(*net);
+    } else if (v.data == Variant::READY) {
       if (v.channels_last) net->use_channels_last();
     } else {
       choose_memory_format(*net);  // as train does
@@ -144,12 +204,22 @@ int main(int argc, char** argv) {
     };
     // Warm-up (oneDNN builds its kernels; the stream fills its shuffle buffer).
     for (int i = 0; i < 5; ++i) step(i);
+    synchronize(device);
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < steps; ++i) step(i);
+    synchronize(device);
     return double(steps) * batch / seconds_since(t0);
   };
 
-  const double peak_bf16 = compute_peak(torch::kBFloat16), peak_fp32 = compute_peak(torch::kFloat32);
+  double peak_bf16 = 0, peak_fp32 = 0, peak_tf32 = 0;
+  if (cuda) {
+    peak_fp32 = cuda_peak(Precision::FP32, device);
+    peak_tf32 = cuda_peak(Precision::TF32, device);
+    peak_bf16 = cuda_peak(Precision::BF16, device);
+  } else {
+    peak_bf16 = compute_peak(torch::kBFloat16);
+    peak_fp32 = compute_peak(torch::kFloat32);
+  }
   std::vector<std::vector<double>> rates(variants.size());
   for (int r = 0; r < rounds; ++r)
     for (size_t k = 0; k < variants.size(); ++k) {
@@ -161,16 +231,45 @@ int main(int argc, char** argv) {
   // the background thread did not overlap it with training (an upper bound that the noise of
   // a shared machine does not blur).
   auto seconds_per_batch = [&](BatchSource& source) {
-    source.batch(0, false);  // the stream fills its buffer here
+    source.batch(0, cuda);  // the stream fills its buffer here; batches for a GPU are pinned
     const int n = 200;
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 1; i <= n; ++i) source.batch(i, false);
+    for (int i = 1; i <= n; ++i) source.batch(i, cuda);
     return seconds_since(t0) / n;
   };
   MemoryBatches memory_source(data, batch, 0, RowWeights{}, BatchSlice{}, c.inputs);
   StreamBatches stream_source(stream_options);
 
   const double flops = c.forward_flops();
+  if (cuda) {
+    fmt::print(
+        "{} (inputs {}), batch {}, {:.2f} MFLOP a position forward, on {}; matmul peak {:.0f} GFLOP/s fp32, {:.0f} "
+        "tf32, {:.0f} bf16 (median of {} rounds of {} steps)\n",
+        c.describe(), c.inputs_name(), batch, flops / 1e6, device.str(), peak_fp32, peak_tf32, peak_bf16, rounds,
+        steps);
+    std::vector<double> medians;
+    for (size_t v = 0; v < variants.size(); ++v) {
+      medians.push_back(median(rates[v]));
+      const double achieved = 3 * flops * medians.back() / 1e9;
+      const Precision p = variants[v].precision;
+      const double peak = p == Precision::BF16 ? peak_bf16 : p == Precision::TF32 ? peak_tf32 : peak_fp32;
+      fmt::print("  {:<32} {:>7.0f} samples/s  {:>7.1f} GFLOP/s = {:>5.1f}% of the {} peak\n", variants[v].name,
+                 medians.back(), achieved, 100 * achieved / peak, precision_name(p));
+    }
+    // cuda_variants: three per precision (ready, memory, stream), fp32 then tf32 then bf16.
+    fmt::print("  tf32 / fp32: {:.2f}x, bf16 / fp32: {:.2f}x (ready batches)\n", medians[3] / medians[0],
+               medians[6] / medians[0]);
+    const double memory_work = seconds_per_batch(memory_source), stream_work = seconds_per_batch(stream_source);
+    for (size_t k = 0; k < 3; ++k) {
+      const double ready_rate = medians[3 * k], memory_rate = medians[3 * k + 1], stream_rate = medians[3 * k + 2];
+      fmt::print(
+          "  loaders ({}): overhead {:+.1f}% memory, {:+.1f}% stream; their work {:.2f} / {:.2f} ms a batch, a "
+          "{:.2f} ms step\n",
+          precision_name(variants[3 * k].precision), 100 * (1 - memory_rate / ready_rate),
+          100 * (1 - stream_rate / ready_rate), 1e3 * memory_work, 1e3 * stream_work, 1e3 * batch / ready_rate);
+    }
+    return 0;
+  }
   fmt::print(
       "{} (inputs {}), batch {}, {:.2f} MFLOP a position forward; compute peak {:.0f} GFLOP/s fp32, {:.0f} bf16 "
       "(median of {} rounds of {} steps)\n",
