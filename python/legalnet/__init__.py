@@ -13,16 +13,16 @@ import numpy as np
 import torch
 
 from .attacks import attack_planes
-from .dataset import BatchReader, Dataset
+from .dataset import BatchReader, BlockShuffleSampler, Dataset
 from .fen import BoardState, parse_fen
 from .inputs import INPUT_KINDS, encode_batch, encode_fen, encode_targets, input_kind, squares_from_planes
 from .models import LegalNet, load_model
 from .moves import GEOMETRIC, decode_move, move_index, to_board_order
 
 from ._version import __version__
-__all__ = ["BatchReader", "BoardState", "Dataset", "GEOMETRIC", "INPUT_KINDS", "LegalNet", "attack_planes",
-           "decode_move", "encode_batch", "encode_fen", "encode_targets", "export_torchscript", "input_kind",
-           "load_model", "move_index", "parse_fen", "score_fen", "squares_from_planes", "to_board_order"]
+__all__ = ["BatchReader", "BlockShuffleSampler", "BoardState", "Dataset", "GEOMETRIC", "INPUT_KINDS", "LegalNet",
+           "attack_planes", "decode_move", "encode_batch", "encode_fen", "encode_targets", "export_torchscript",
+           "input_kind", "load_model", "move_index", "parse_fen", "score_fen", "squares_from_planes", "to_board_order"]
 
 
 def score_fen(model, fen, top=None):

@@ -1,14 +1,39 @@
 """legalnet datasets (HDF5, docs/dataset.md) as PyTorch data: items and batches of network inputs
-and targets for an input kind, exactly as ``train`` builds them in C++."""
+and targets for an input kind, exactly as ``train`` builds them in C++.
+
+Where the time goes, and what is done about it: a row's legal moves are 4 KB of zlib-compressed
+masks, stored 256 rows to a chunk. Reading a row alone decompresses its whole chunk (1 MiB), so
+rows are never read alone: whole chunks are read and decoded once into compact rows (board
+codes, side, castling, en passant and the list of legal-move indices, about 140 bytes a row)
+that ``Dataset`` keeps in a per-process cache and ``BatchReader`` in its shuffle buffer. Inputs
+and targets are built from compact rows a batch at a time, with numpy. Chunks stored as
+tensorize and h5py store them (deflate, with or without shuffle, which is the identity for
+one-byte values) are read with HDF5's direct chunk read and inflated by Python's zlib, which
+lets other threads run meanwhile; any other storage goes through HDF5's own filters."""
+import collections.abc
+import itertools
 import os
+import queue
+import threading
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import h5py
 import numpy as np
 import torch
 
-from .inputs import encode_batch, encode_targets, input_kind, squares_from_planes
+from .inputs import encode_batch, input_kind
+from .moves import FLIP_RANKS, MOVE_INDICES
 
 FORMAT = "legalnet-dataset"
+# The columns the readers take, with each row's shape.
+ROW_SHAPES = {"positions": (7, 8, 8), "legal_moves": (MOVE_INDICES,), "castling": (), "en_passant": (), "ply": ()}
+# Rows decoded together when a file's chunks cannot be read directly (merge's virtual datasets).
+FALLBACK_CHUNK_ROWS = 256
+# What a cached row costs: its fixed fields plus room for 40 legal moves (random games average
+# about 30); the moves' array grows when a file needs more.
+CACHED_ROW_BYTES = 64 + 3 + 8 + 4 + 2 * 40
+PIECE_TYPES = np.arange(1, 7, dtype=np.int8).reshape(1, 6, 1)
 
 
 def _check_storage(path, f):
@@ -23,6 +48,7 @@ def _check_storage(path, f):
             raise ValueError(f"{path}: dataset '{name}' keeps its values in an external file; "
                              "only data inside the file is read")
         if not dset.is_virtual:
+            _check_stored_size(path, name, dset)
             continue
         for source in dset.virtual_sources():
             at = f"{path}: dataset '{name}' is joined from '{source.file_name}'"
@@ -43,75 +69,419 @@ def _check_storage(path, f):
                     raise ValueError(f"{at}, whose '{name}' is not stored in that file itself")
 
 
+def _check_columns(path, f):
+    """The row columns the readers use: present, integer, one row shape, one row count."""
+    rows = None
+    for name, tail in ROW_SHAPES.items():
+        column = f.get(name)
+        if not isinstance(column, h5py.Dataset):
+            raise ValueError(f"{path}: no dataset '{name}' (not a legalnet dataset)")
+        if column.dtype.kind not in "iu" or column.ndim != 1 + len(tail) or column.shape[1:] != tail:
+            raise ValueError(f"{path}: dataset '{name}' holds {column.dtype} {column.shape}, "
+                             f"expected integers (N{''.join(', ' + str(d) for d in tail)})")
+        if rows is not None and column.shape[0] != rows:
+            raise ValueError(f"{path}: dataset '{name}' has {column.shape[0]} rows, 'positions' {rows}")
+        rows = column.shape[0]
+
+
+def _check_stored_size(path, name, dset):
+    """Refuses a dataset that claims more values than its stored bytes can hold (2^40 rows of
+    chunks never written, read as zeros; a filter that stores a chunk of any size in a few bytes):
+    gzip inflates at most 1032 bytes per byte stored."""
+    dcpl = dset.id.get_create_plist()
+    filters = set(dcpl.get_filter(i)[0] for i in range(dcpl.get_nfilters()))
+    foreign = filters - {h5py.h5z.FILTER_DEFLATE, h5py.h5z.FILTER_SHUFFLE, h5py.h5z.FILTER_FLETCHER32}
+    if foreign:
+        raise ValueError(f"{path}: dataset '{name}' is stored through HDF5 filter {min(foreign)}, "
+                         "which this reader does not take (gzip and shuffle only)")
+    claimed, stored = dset.size * dset.dtype.itemsize, dset.id.get_storage_size()
+    most = stored * 1032 if h5py.h5z.FILTER_DEFLATE in filters else stored
+    if claimed > most and stored < claimed:
+        raise ValueError(f"{path}: dataset '{name}' claims {claimed} bytes of values but stores {stored} bytes")
+
+
 def _open(path):
     if os.path.exists(path) and not os.path.isfile(path):
         raise ValueError(f"{path}: not a regular file (a dataset is read from a file on disk)")
     f = h5py.File(path, "r")
     try:
         _check_storage(path, f)
+        fmt = f.attrs.get("format")
+        if isinstance(fmt, bytes):
+            fmt = fmt.decode()
+        if fmt != FORMAT:
+            raise ValueError(f"{path}: not a legalnet dataset (format {fmt!r})")
+        _check_columns(path, f)
     except BaseException:
         f.close()
         raise
-    fmt = f.attrs.get("format")
-    if isinstance(fmt, bytes):
-        fmt = fmt.decode()
-    if fmt != FORMAT:
-        f.close()
-        raise ValueError(f"{path}: not a legalnet dataset (format {fmt!r})")
     return f
 
 
-def _encode_rows(f, inputs, start, stop):
-    """Inputs and targets of the contiguous rows [start, stop)."""
-    squares, side = squares_from_planes(f["positions"][start:stop])
-    x = encode_batch(inputs, squares, side, f["castling"][start:stop], f["en_passant"][start:stop])
-    y = encode_targets(inputs, f["legal_moves"][start:stop], side)
-    return x, y
+def _ranges(starts, counts):
+    """The indices starts[i] .. starts[i] + counts[i] - 1 of every i, one after the other."""
+    ends = np.cumsum(counts)
+    return np.repeat(starts - (ends - counts), counts) + np.arange(ends[-1] if len(ends) else 0)
+
+
+class _Rows:
+    """Positions in compact form: squares int8 [n, 64] (signed piece codes), side int8 [n]
+    (+1 / -1), castling uint8 [n], en_passant int8 [n], ply int32 [n] (or None when not read),
+    and the legal-move indices of all rows in one array ``moves`` (int16), row i's being
+    ``moves[starts[i]:starts[i] + counts[i]]``. Rows made by ``_decode``, ``take`` and ``concat``
+    are dense (each row's moves follow the previous row's); the cache's are not, and are only
+    taken from."""
+    __slots__ = ("squares", "side", "castling", "en_passant", "ply", "moves", "starts", "counts")
+
+    def __init__(self, squares, side, castling, en_passant, ply, moves, starts, counts):
+        self.squares, self.side, self.castling, self.en_passant, self.ply = squares, side, castling, en_passant, ply
+        self.moves, self.starts, self.counts = moves, starts, counts
+
+    def __len__(self):
+        return len(self.side)
+
+    def take(self, idx):
+        counts = self.counts[idx]
+        return _Rows(self.squares[idx], self.side[idx], self.castling[idx], self.en_passant[idx],
+                     None if self.ply is None else self.ply[idx], self.moves[_ranges(self.starts[idx], counts)],
+                     np.cumsum(counts) - counts, counts)
+
+    @staticmethod
+    def concat(parts):
+        counts = np.concatenate([p.counts for p in parts])
+        return _Rows(*(np.concatenate([getattr(p, k) for p in parts]) for k in ("squares", "side", "castling",
+                                                                                 "en_passant")),
+                     None if parts[0].ply is None else np.concatenate([p.ply for p in parts]),
+                     np.concatenate([p.moves for p in parts]),
+                     np.cumsum(counts) - counts, counts)
+
+    def encode(self, inputs, shared=False):
+        """(inputs float32 [n, C, 8, 8], targets float32 [n, 4096]) as tensors: the targets are
+        1 at the legal moves in the network's frame (flipped when black moves and the inputs are
+        in the mover's frame), as train's batches. ``shared``: in shared memory, which a
+        DataLoader worker then hands to the main process without copying them."""
+        n = len(self)
+        x, y = _tensor((n, input_kind(inputs).planes, 8, 8), shared), _tensor((n, MOVE_INDICES), shared)
+        encode_batch(inputs, self.squares, self.side, self.castling, self.en_passant, out=x.numpy())
+        targets = y.numpy().reshape(-1)
+        targets[...] = 0
+        if n:
+            at = np.repeat(np.arange(n, dtype=np.int64) * MOVE_INDICES, self.counts)
+            moves = self.moves.astype(np.int64)
+            if input_kind(inputs).mover_frame:
+                moves ^= np.repeat(np.where(self.side < 0, FLIP_RANKS, 0), self.counts)
+            targets[at + moves] = 1
+        return x, y
+
+
+def _tensor(shape, shared):
+    """An uninitialised float32 tensor, in shared memory when `shared` (as torch's default
+    collate makes a worker's batches)."""
+    if shared:
+        try:
+            storage = torch.UntypedStorage._new_shared(int(np.prod(shape)) * 4)
+            return torch.empty(0).set_(storage).view(shape)
+        except (AttributeError, RuntimeError):  # another torch: the queue copies it to shared memory
+            pass
+    return torch.empty(shape)
+
+
+def _decode(planes, masks, castling, en_passant, ply):
+    """Compact rows of the dataset's planes int8 [n, 7, 8, 8] and masks [n, 4096]."""
+    n = len(planes)
+    planes = planes.reshape(n, 7, 64)
+    squares = (planes[:, 1:] * PIECE_TYPES).sum(1, dtype=np.int8)
+    side = np.where(planes[:, 0, 0] > 0, 1, -1).astype(np.int8)
+    # The masks are sparse (about 30 of 4096 bytes set): find the nonzero 8-byte words first.
+    masks = np.ascontiguousarray(masks, dtype=np.uint8).reshape(-1, 8)
+    words = np.flatnonzero(masks.view(np.uint64)[:, 0] != 0)
+    hits = np.flatnonzero(masks[words] != 0)
+    flat = words[hits >> 3] * 8 + (hits & 7)
+    counts = np.bincount(flat >> 12, minlength=n).astype(np.int32)
+    return _Rows(squares, side, castling, en_passant, ply, (flat & (MOVE_INDICES - 1)).astype(np.int16),
+                 np.cumsum(counts) - counts, counts)
+
+
+def _direct_read(dset):
+    """How to read `dset`'s chunks without HDF5's filters: None when they cannot be (virtual,
+    not chunked by whole rows, values wider than a byte, a filter other than shuffle and one
+    deflate); else whether they are deflated."""
+    if dset.is_virtual or dset.external or dset.chunks is None or dset.chunks[1:] != dset.shape[1:]:
+        return None
+    if dset.dtype.itemsize != 1:
+        return None
+    plist = dset.id.get_create_plist()
+    filters = [plist.get_filter(i)[0] for i in range(plist.get_nfilters())]
+    if any(f not in (h5py.h5z.FILTER_SHUFFLE, h5py.h5z.FILTER_DEFLATE) for f in filters):
+        return None
+    if filters.count(h5py.h5z.FILTER_DEFLATE) > 1:
+        return None
+    return h5py.h5z.FILTER_DEFLATE in filters
+
+
+class _Reader:
+    """One process's view of a dataset file: its own handle (a DataLoader worker, forked or
+    spawned, opens its own), the small per-row columns in memory, and the rows of one chunk of
+    positions and legal_moves decoded at a time. ``chunk`` may run on several threads."""
+
+    def __init__(self, path, with_ply=False):
+        self.path = path
+        self.pid = os.getpid()
+        self.file = _open(path)
+        self.positions, self.legal_moves = self.file["positions"], self.file["legal_moves"]
+        self.rows = len(self.positions)
+        self.castling = self.file["castling"][:].astype(np.uint8)
+        self.en_passant = self.file["en_passant"][:].astype(np.int8)
+        self.ply = self.file["ply"][:].astype(np.int32) if with_ply else None
+        modes = [_direct_read(d) for d in (self.positions, self.legal_moves)]
+        same_chunks = self.positions.chunks and self.legal_moves.chunks and \
+            self.positions.chunks[0] == self.legal_moves.chunks[0]
+        self.deflated = modes if None not in modes and same_chunks else None
+        self.chunk_rows = self.positions.chunks[0] if self.deflated else FALLBACK_CHUNK_ROWS
+        self.chunks = -(-self.rows // self.chunk_rows)
+
+    def close(self):
+        self.file.close()
+
+    def _values(self, dset, deflated, start, stop):
+        if deflated is not None:
+            try:
+                skipped, data = dset.id.read_direct_chunk((start,) + (0,) * (dset.ndim - 1))
+            except RuntimeError:  # a chunk never written: HDF5 gives the fill value
+                skipped = -1
+            if skipped == 0:
+                size = self.chunk_rows * int(np.prod(dset.shape[1:]))
+                if deflated:
+                    data = self._inflate(data, size, dset.name, start)
+                elif len(data) != size:
+                    raise ValueError(f"{self.path}: the chunk at row {start} of '{dset.name.lstrip('/')}' "
+                                     f"holds {len(data)} bytes, not {size}")
+                return np.frombuffer(data, dtype=dset.dtype).reshape((self.chunk_rows,) + dset.shape[1:])[:stop - start]
+        return dset[start:stop]
+
+    def _inflate(self, data, size, name, start):
+        """The chunk's bytes, refused unless they inflate to exactly its size (a forged chunk
+        could inflate to any size)."""
+        at = f"{self.path}: the chunk at row {start} of '{name.lstrip('/')}'"
+        try:
+            z = zlib.decompressobj()
+            out = z.decompress(data, size)
+        except zlib.error as e:
+            raise ValueError(f"{at} does not inflate ({e})") from None
+        if len(out) != size or z.unconsumed_tail or not z.eof:
+            raise ValueError(f"{at} does not inflate to its {size} bytes")
+        return out
+
+    def chunk(self, c):
+        start = c * self.chunk_rows
+        stop = min(start + self.chunk_rows, self.rows)
+        modes = self.deflated or (None, None)
+        planes = self._values(self.positions, modes[0], start, stop).astype(np.int8, copy=False)
+        masks = self._values(self.legal_moves, modes[1], start, stop)
+        return _decode(planes, masks, self.castling[start:stop], self.en_passant[start:stop],
+                       None if self.ply is None else self.ply[start:stop])
+
+
+class _ChunkCache:
+    """Decoded chunks of one process, in one set of arrays, so that a batch's rows are gathered
+    with one fancy index whatever chunks they fall in. It fills as rows are asked for; when all
+    its slots are taken it empties and fills again. A random order over more rows than it holds
+    decodes a chunk for almost every row: use BlockShuffleSampler there."""
+
+    def __init__(self, reader, cache_bytes):
+        self.reader, r = reader, reader.chunk_rows
+        self.slots = int(max(4, min(reader.chunks, cache_bytes // (r * CACHED_ROW_BYTES))))
+        n = self.slots * r
+        self.pool = _Rows(np.empty((n, 64), np.int8), np.empty(n, np.int8), np.empty(n, np.uint8),
+                          np.empty(n, np.int8), None, np.empty(n * 40, np.int16), np.zeros(n, np.int64),
+                          np.zeros(n, np.int32))
+        self.slot_of = np.full(reader.chunks, -1, dtype=np.int64)
+        self.cached, self.moves_used = [], 0
+
+    def clear(self):
+        self.slot_of[self.cached] = -1
+        self.cached, self.moves_used = [], 0
+
+    def put(self, c, rows):
+        p, base, n = self.pool, len(self.cached) * self.reader.chunk_rows, len(rows)
+        if self.moves_used + len(rows.moves) > len(p.moves):
+            p.moves = np.resize(p.moves, 2 * (self.moves_used + len(rows.moves)))
+        p.squares[base:base + n], p.side[base:base + n] = rows.squares, rows.side
+        p.castling[base:base + n], p.en_passant[base:base + n] = rows.castling, rows.en_passant
+        p.moves[self.moves_used:self.moves_used + len(rows.moves)] = rows.moves
+        p.starts[base:base + n], p.counts[base:base + n] = rows.starts + self.moves_used, rows.counts
+        self.moves_used += len(rows.moves)
+        self.slot_of[c] = len(self.cached)
+        self.cached.append(c)
+
+    def take(self, file_rows):
+        """Compact rows of the file's rows (at most `slots` of them)."""
+        r = self.reader.chunk_rows
+        chunks = file_rows // r
+        missing = np.unique(chunks[self.slot_of[chunks] < 0])
+        if len(self.cached) + len(missing) > self.slots:
+            self.clear()
+            missing = np.unique(chunks)
+        for c in missing.tolist():
+            self.put(c, self.reader.chunk(c))
+        return self.pool.take(self.slot_of[chunks] * r + file_rows % r)
 
 
 class Dataset(torch.utils.data.Dataset):
     """Items ``(x float32 [C, 8, 8], y float32 [4096])`` of the rows ``rows`` (all by default) of
-    a legalnet dataset, for the input kind ``inputs``. Random access reads a compressed chunk per
-    item: to train, iterate ``BatchReader``, which reads whole chunks."""
+    a legalnet dataset, for the input kind ``inputs``, as ``train`` builds them.
 
-    def __init__(self, path, inputs="planes", rows=None):
+    Fast under a DataLoader: it fetches a whole batch at once (``__getitems__``), decodes each
+    compressed chunk once into a cache of compact rows (``cache_bytes`` per process, about 140
+    bytes a row: 256 MiB hold 1.9 M rows), and each worker opens the file itself. With
+    ``shuffle=True`` that is fast while the rows fit the cache; for more rows, pass
+    ``sampler=BlockShuffleSampler(dataset)``, which visits chunks in a shuffled order."""
+
+    def __init__(self, path, inputs="planes", rows=None, cache_bytes=256 << 20):
         input_kind(inputs)
-        self.path, self.inputs = str(path), inputs
+        self.path, self.inputs, self.cache_bytes = str(path), inputs, int(cache_bytes)
         with _open(self.path) as f:
             n = len(f["positions"])
-        self.rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
+        self.rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64).reshape(-1)
         if len(self.rows) and (self.rows.min() < 0 or self.rows.max() >= n):
             raise IndexError(f"{path}: rows must be in 0..{n - 1}")
-        self._file = None  # opened lazily, once per DataLoader worker
+        self._cache = None  # opened lazily, in the process that reads
 
     def __len__(self):
         return len(self.rows)
 
-    def __getitem__(self, i):
-        if self._file is None:
-            self._file = _open(self.path)
-        r = int(self.rows[i])
-        x, y = _encode_rows(self._file, self.inputs, r, r + 1)
-        return torch.from_numpy(x[0]), torch.from_numpy(y[0])
+    def _rows_of(self, indices):
+        """Compact rows of the items `indices`."""
+        if self._cache is None or self._cache.reader.pid != os.getpid():  # not a handle from before a fork
+            self._cache = _ChunkCache(_Reader(self.path), self.cache_bytes)
+        file_rows = self.rows[np.asarray(indices, dtype=np.int64).reshape(-1)]
+        step = self._cache.slots
+        parts = [self._cache.take(file_rows[i:i + step]) for i in range(0, len(file_rows), step)]
+        return parts[0] if len(parts) == 1 else _Rows.concat(parts)
 
-    def __getstate__(self):  # DataLoader workers open their own handle
+    def batch(self, indices):
+        """The items `indices` as one batch ``(x [B, C, 8, 8], y [B, 4096])``."""
+        return self._rows_of(indices).encode(self.inputs, shared=torch.utils.data.get_worker_info() is not None)
+
+    def __getitems__(self, indices):  # the DataLoader's batched fetch (torch >= 2.0)
+        return _Items(*self.batch(indices))
+
+    def __getitem__(self, i):
+        x, y = self.batch([i])
+        return x[0], y[0]
+
+    def __getstate__(self):  # DataLoader workers (spawn) open their own handle
         state = dict(self.__dict__)
-        state["_file"] = None
+        state["_cache"] = None
         return state
+
+
+class _Item(collections.abc.Sequence):
+    """One item ``(x, y)`` of a batch fetched by ``Dataset.__getitems__``, made on demand."""
+    __slots__ = ("batch", "index")
+
+    def __init__(self, batch, index):
+        self.batch, self.index = batch, index
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, k):
+        return (self.batch.x, self.batch.y)[k][self.index]
+
+
+class _Items(list):
+    """The items of one batch, as the DataLoader's collate function receives them. The default
+    collate stacks the items of a batch into new tensors; these already are the rows of two
+    batch tensors, which ``_collate_items`` hands over whole (registered with torch's default
+    collate below, for this type only). Any other use sees a list of (x, y) pairs."""
+
+    def __init__(self, x, y):
+        super().__init__(_Item(self, i) for i in range(len(x)))
+        self.x, self.y = x, y
+
+
+def _collate_items(batch, *, collate_fn_map=None):
+    if isinstance(batch, _Items) and len(batch) == len(batch.x) and \
+            all(item.batch is batch and item.index == i for i, item in enumerate(batch)):
+        return [batch.x, batch.y]
+    rows = [tuple(item) for item in batch]  # a batch put together otherwise: stacked as usual
+    return torch.utils.data.default_collate(rows)
+
+
+torch.utils.data._utils.collate.default_collate_fn_map[_Item] = _collate_items
+
+
+class BlockShuffleSampler(torch.utils.data.Sampler):
+    """The items of a Dataset in the order ``train --data-mode stream`` reads rows: blocks of
+    ``block_rows`` consecutive items in a shuffled order, ``buffer_blocks`` blocks at a time with
+    their items shuffled together. Each chunk is then decoded once an epoch and only
+    ``block_rows * buffer_blocks`` rows need to be cached, however large the dataset. A new
+    order each epoch (or the one ``set_epoch`` names), the same for the same seed.
+
+    With DataLoader workers give ``workers`` and ``batch_size`` (the DataLoader's): block b then
+    belongs to worker b mod workers, as train's blocks to its ranks, and the batches of the
+    workers' streams take turns as the DataLoader hands batches to its workers, so that each
+    worker decodes only its own blocks instead of every chunk."""
+
+    def __init__(self, data_source, block_rows=8192, buffer_blocks=8, seed=0, workers=1, batch_size=1):
+        self.items, self.block_rows, self.buffer_blocks = len(data_source), int(block_rows), int(buffer_blocks)
+        self.workers, self.batch_size = max(1, int(workers)), int(batch_size)
+        if self.block_rows < 1 or self.buffer_blocks < 1 or self.batch_size < 1:
+            raise ValueError("block_rows, buffer_blocks and batch_size must be at least 1")
+        self.seed, self.epoch = seed, 0
+
+    def __len__(self):
+        return self.items
+
+    def set_epoch(self, epoch):
+        self.epoch = int(epoch)
+
+    def __iter__(self):
+        rng = np.random.default_rng([self.seed, self.epoch])
+        self.epoch += 1
+        starts = np.arange(0, self.items, self.block_rows)
+        rng.shuffle(starts)
+        streams = [self._stream(starts[starts // self.block_rows % self.workers == w], rng)
+                   for w in range(self.workers)]
+        if self.workers == 1:
+            yield from streams[0]
+            return
+        # Batch k of the DataLoader goes to worker k mod workers: take batch_size items from each
+        # stream in turn (the last batches of longer streams follow one another).
+        while streams:
+            for stream in list(streams):
+                batch = list(itertools.islice(stream, self.batch_size))
+                if len(batch) < self.batch_size:
+                    streams.remove(stream)
+                yield from batch
+
+    def _stream(self, starts, rng):
+        for g in range(0, len(starts), self.buffer_blocks):
+            group = np.concatenate([np.arange(s, min(s + self.block_rows, self.items))
+                                    for s in starts[g:g + self.buffer_blocks]])
+            yield from rng.permutation(group).tolist()
 
 
 class BatchReader:
     """Shuffled batches ``(x [B, C, 8, 8], y [B, 4096])`` for training from Python at the speed of
     contiguous reads: each epoch reads blocks of ``block_rows`` contiguous rows in a shuffled order,
     ``buffer_blocks`` at a time, and shuffles their rows in memory. ``max_ply`` keeps rows with
-    ply <= max_ply (the ``train --max-plies`` filter). Deterministic for a (seed, epoch)."""
+    ply <= max_ply (the ``train --max-plies`` filter). Deterministic for a (seed, epoch).
+
+    ``threads`` threads inflate chunks, the next group of blocks while the current one is
+    served; with ``prefetch`` > 0 a background thread prepares that many batches ahead, so that
+    reading overlaps the training step."""
 
     def __init__(self, path, inputs="planes", batch_size=256, seed=0, block_rows=8192, buffer_blocks=8,
-                 max_ply=None, drop_last=True):
+                 max_ply=None, drop_last=True, prefetch=4, threads=2):
         input_kind(inputs)
         self.path, self.inputs, self.batch_size = str(path), inputs, int(batch_size)
         self.seed, self.block_rows, self.buffer_blocks = seed, int(block_rows), int(buffer_blocks)
+        if self.batch_size < 1 or self.block_rows < 1 or self.buffer_blocks < 1:
+            raise ValueError("batch_size, block_rows and buffer_blocks must be at least 1")
         self.max_ply, self.drop_last, self.epoch = max_ply, drop_last, 0
+        self.prefetch, self.threads = int(prefetch), max(1, int(threads))
         with _open(self.path) as f:
             self.rows = len(f["positions"])
 
@@ -121,31 +491,96 @@ class BatchReader:
         return self.rows // self.batch_size if self.drop_last else -(-self.rows // self.batch_size)
 
     def __iter__(self):
-        rng = np.random.default_rng([self.seed, self.epoch])
+        batches = self._batches(self.epoch)
         self.epoch += 1
+        return _in_background(batches, self.prefetch) if self.prefetch > 0 else batches
+
+    def _block_rows(self, reader, futures, start):
+        """The compact rows of the block at `start`, from its chunks' futures."""
+        parts = [f.result() for f in futures]
+        rows = parts[0] if len(parts) == 1 else _Rows.concat(parts)
+        first = start % reader.chunk_rows
+        count = min(self.block_rows, self.rows - start)
+        if first or count != len(rows):
+            rows = rows.take(np.arange(first, first + count))
+        if self.max_ply is not None:
+            rows = rows.take(np.flatnonzero(rows.ply <= self.max_ply))
+        return rows
+
+    def _batches(self, epoch):
+        rng = np.random.default_rng([self.seed, epoch])
         starts = np.arange(0, self.rows, self.block_rows)
         rng.shuffle(starts)
-        carry_x = carry_y = None
-        with _open(self.path) as f:
-            for g in range(0, len(starts), self.buffer_blocks):
-                xs, ys = [], []
-                for start in starts[g:g + self.buffer_blocks]:
-                    stop = min(start + self.block_rows, self.rows)
-                    x, y = _encode_rows(f, self.inputs, start, stop)
-                    if self.max_ply is not None:
-                        keep = f["ply"][start:stop] <= self.max_ply
-                        x, y = x[keep], y[keep]
-                    xs.append(x)
-                    ys.append(y)
-                if carry_x is not None:
-                    xs.insert(0, carry_x)
-                    ys.insert(0, carry_y)
-                x, y = np.concatenate(xs), np.concatenate(ys)
-                order = rng.permutation(len(x))
-                x, y = x[order], y[order]
-                full = len(x) // self.batch_size * self.batch_size
+        groups = [starts[g:g + self.buffer_blocks] for g in range(0, len(starts), self.buffer_blocks)]
+        reader = _Reader(self.path, with_ply=self.max_ply is not None)
+        pool = ThreadPoolExecutor(self.threads)
+        try:
+            r = reader.chunk_rows
+
+            def submit(group):  # each block's chunk futures, in order
+                return [(s, [pool.submit(reader.chunk, c) for c in range(s // r, -(-min(s + self.block_rows,
+                                                                                          self.rows) // r))])
+                        for s in group.tolist()]
+
+            pending = submit(groups[0]) if groups else []
+            carry = None
+            for k in range(len(groups)):
+                blocks = [self._block_rows(reader, futures, s) for s, futures in pending]
+                pending = submit(groups[k + 1]) if k + 1 < len(groups) else []
+                rows = _Rows.concat(([carry] if carry is not None else []) + blocks)
+                order = rng.permutation(len(rows))
+                full = len(rows) // self.batch_size * self.batch_size
                 for b in range(0, full, self.batch_size):
-                    yield torch.from_numpy(x[b:b + self.batch_size]), torch.from_numpy(y[b:b + self.batch_size])
-                carry_x, carry_y = x[full:], y[full:]
-        if carry_x is not None and len(carry_x) and not self.drop_last:
-            yield torch.from_numpy(carry_x), torch.from_numpy(carry_y)
+                    yield rows.take(order[b:b + self.batch_size]).encode(self.inputs)
+                carry = rows.take(order[full:])
+            if carry is not None and len(carry) and not self.drop_last:
+                yield carry.encode(self.inputs)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            reader.close()
+
+
+def _in_background(items, depth):
+    """The items of a generator, made on a background thread up to `depth` ahead. Its
+    exceptions reach the consumer; a consumer that stops early stops the thread."""
+    out = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def put(item, error=None):  # False when the consumer has gone
+        while not stop.is_set():
+            try:
+                out.put((item, error), timeout=0.1)
+                return True
+            except queue.Full:
+                pass
+        return False
+
+    def run():
+        try:
+            for item in items:
+                if not put(item):
+                    return
+            put(done)
+        except BaseException as e:  # handed to the consumer
+            put(done, e)
+        finally:
+            items.close()
+
+    thread = threading.Thread(target=run, name="legalnet-batches", daemon=True)
+    thread.start()
+
+    def consume():
+        try:
+            while True:
+                item, error = out.get()
+                if error is not None:
+                    raise error
+                if item is done:
+                    return
+                yield item
+        finally:
+            stop.set()
+            thread.join()
+
+    return consume()

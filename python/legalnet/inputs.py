@@ -41,16 +41,21 @@ def squares_from_planes(positions):
     return squares, side
 
 
-def encode_batch(inputs, squares, side, castling, en_passant):
+def encode_batch(inputs, squares, side, castling, en_passant, out=None):
     """Network inputs float32 [B, C, 8, 8] of a batch of positions: squares int8 [B, 64], side
-    [B] (+1 / -1), castling [B] (bits 1 K, 2 Q, 4 k, 8 q), en_passant [B] (square or -1)."""
+    [B] (+1 / -1), castling [B] (bits 1 K, 2 Q, 4 k, 8 q), en_passant [B] (square or -1). Written
+    into ``out`` (float32, B * C * 64 values) when given, which is returned."""
     kind = input_kind(inputs)
     squares = np.asarray(squares, dtype=np.int8).reshape(-1, 64)
     side = np.asarray(side, dtype=np.int8).reshape(-1)
     castling = np.asarray(castling, dtype=np.int64).reshape(-1)
     en_passant = np.asarray(en_passant, dtype=np.int64).reshape(-1)
     n = squares.shape[0]
-    out = np.zeros((n, kind.planes, 64), dtype=np.float32)
+    if out is None:
+        out = np.zeros((n, kind.planes, 64), dtype=np.float32)
+    else:
+        out = out.reshape(n, kind.planes, 64)
+        out[...] = 0
     if not kind.mover_frame:
         out[:, 0] = side[:, None]
         for t in range(1, 7):
@@ -79,11 +84,13 @@ def encode_batch(inputs, squares, side, castling, en_passant):
 def encode_targets(inputs, legal_masks, side):
     """The 0/1 targets float32 [B, 4096] of the dataset's legal-move masks [B, 4096], in the
     network's frame (flipped for black to move when the inputs are in the mover's frame)."""
-    from .moves import FLIPPED
-    masks = np.asarray(legal_masks).astype(np.float32)
-    if not input_kind(inputs).mover_frame:
-        return masks
-    return np.where((np.asarray(side) < 0).reshape(-1, 1), masks[:, FLIPPED], masks)
+    masks = np.asarray(legal_masks)
+    out = masks.astype(np.float32)
+    if input_kind(inputs).mover_frame:
+        black = np.flatnonzero(np.asarray(side).reshape(-1) < 0)
+        # Index from*64 + to, squares rank*8 + file: flipping both ranks reverses two axes.
+        out[black] = masks[black].reshape(-1, 8, 8, 8, 8)[:, ::-1, :, ::-1, :].reshape(-1, 4096)
+    return out
 
 
 def encode_fen(fen, inputs="state"):

@@ -1,7 +1,8 @@
 """The Python package against what the C++ test wrote for one model (tests/nn/nn_test.cpp):
 NAME.pt, NAME.inputs.f32 / NAME.targets.f32 (the C++ training batch of the dataset's first ROWS
 rows), NAME.logits.f32 (the C++ logits of those inputs), NAME.fens with NAME.fen_inputs.f32 (the
-C++ inputs of those positions). Checks that legalnet.Dataset gives the same bytes, that
+C++ inputs of those positions). Checks that legalnet.Dataset gives the same bytes (item by item,
+in batches in any order, and through DataLoader workers), that
 legalnet.load_model gives the same logits within 1e-5, that encode_fen gives the same inputs,
 and that the exported TorchScript reproduces the logits in a process without legalnet.
 Usage: check_against_cpp.py NAME DATASET ROWS"""
@@ -34,6 +35,7 @@ def main(name, dataset, rows):
     y = torch.stack([data[i][1] for i in range(rows)]).numpy()
     assert (x == inputs).all(), f"Dataset inputs differ at {np.argwhere(x != inputs)[:5].tolist()}"
     assert (y == targets).all(), f"Dataset targets differ at {np.argwhere(y != targets)[:5].tolist()}"
+    check_batches(data, inputs, targets)
 
     expected = floats(name + ".logits.f32", rows, 4096)
     with torch.no_grad():
@@ -64,6 +66,31 @@ def main(name, dataset, rows):
         ts_err = float(np.abs(np.load(os.path.join(tmp, "y.npy")) - expected).max())
         assert ts_err < 1e-5, f"TorchScript logits differ by {ts_err}"
     print(f"ok: {describe(model.config)} ({rows} rows, {len(fens)} FENs; logits within {err:.1e}, TorchScript {ts_err:.1e})")
+
+
+def check_batches(data, inputs, targets):
+    """The Dataset's rows as a DataLoader fetches them (whole batches through __getitems__, in
+    any order, in forked worker processes, through a cache that fills and empties) are the C++
+    rows of the same indices."""
+    def same(order, batches, what):
+        x = torch.cat([b[0] for b in batches]).numpy()
+        y = torch.cat([b[1] for b in batches]).numpy()
+        assert (x == inputs[order]).all(), f"{what}: inputs differ"
+        assert (y == targets[order]).all(), f"{what}: targets differ"
+
+    rows = len(data)
+    order = np.random.default_rng(rows).permutation(rows)
+    same(order, [data.batch(order)], "one shuffled batch")
+    tiny_cache = legalnet.Dataset(data.path, inputs=data.inputs, rows=data.rows, cache_bytes=1)
+    same(order, [tiny_cache.batch(order)], "a cache smaller than the rows")
+    loader = torch.utils.data.DataLoader(data, batch_size=32, sampler=order.tolist(), num_workers=2,
+                                         multiprocessing_context="fork")
+    same(order, list(loader), "DataLoader, 2 forked workers")
+    blocks = dict(block_rows=64, buffer_blocks=2, seed=5, workers=2, batch_size=32)
+    expected = list(legalnet.BlockShuffleSampler(data, **blocks))
+    loader = torch.utils.data.DataLoader(data, batch_size=32, sampler=legalnet.BlockShuffleSampler(data, **blocks),
+                                         num_workers=2, multiprocessing_context="fork")
+    same(np.array(expected), list(loader), "DataLoader, BlockShuffleSampler")
 
 
 def describe(c):

@@ -5,8 +5,11 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
+import h5py
 import numpy as np
 import torch
 
@@ -108,6 +111,76 @@ class Data(unittest.TestCase):
                                      buffer_blocks=2, drop_last=False)
         self.assertTrue(torch.equal(torch.cat([x for x, _ in again]), seen))
         self.assertFalse(torch.equal(torch.cat([x for x, _ in reader]), seen))  # the next epoch differs
+
+    def test_dataset_batches_in_any_order_and_in_workers_are_its_items(self):
+        data = legalnet.Dataset(self.path, inputs="state")
+        items = [data[i] for i in range(len(data))]
+        x_all, y_all = torch.stack([x for x, _ in items]), torch.stack([y for _, y in items])
+        order = np.random.default_rng(1).permutation(len(data))
+        x, y = data.batch(order)
+        self.assertTrue(torch.equal(x, x_all[order]) and torch.equal(y, y_all[order]))
+        # A cache of 4 chunks, emptied and refilled within the batch: the same rows.
+        small = legalnet.Dataset(self.path, inputs="state", cache_bytes=1)
+        self.assertTrue(torch.equal(small.batch(order)[1], y_all[order]))
+        # Spawned workers open the file themselves; the default collate takes whole batches.
+        loader = torch.utils.data.DataLoader(data, batch_size=64, sampler=order.tolist(), num_workers=2,
+                                             multiprocessing_context="spawn")
+        batches = list(loader)
+        self.assertEqual(len(batches[0][0]), 64)
+        self.assertTrue(torch.equal(torch.cat([b[0] for b in batches]), x_all[order]))
+        self.assertTrue(torch.equal(torch.cat([b[1] for b in batches]), y_all[order]))
+        # Items taken one by one and put together by hand are still (x, y) pairs.
+        pairs = data.__getitems__([3, 1])
+        self.assertTrue(torch.equal(torch.utils.data.default_collate(pairs[::-1])[0], x_all[[1, 3]]))
+
+    def test_a_chunk_that_does_not_inflate_to_its_size_is_refused(self):
+        import shutil
+        import zlib
+        for name, data in (("long", zlib.compress(bytes(2 * 256 * 4096))), ("short", zlib.compress(bytes(100))),
+                           ("cut", zlib.compress(bytes(256 * 4096))[:50]), ("junk", b"junk")):
+            path = os.path.join(self.folder.name, name + ".h5")
+            shutil.copy(self.path, path)
+            with h5py.File(path, "r+") as f:
+                f["legal_moves"].id.write_direct_chunk((256, 0), data)
+            data = legalnet.Dataset(path)
+            self.assertTrue(torch.equal(data[0][1], legalnet.Dataset(self.path)[0][1]))  # chunk 0 is intact
+            with self.assertRaisesRegex(ValueError, f"^{path}: the chunk at row 256 of 'legal_moves' does not inflate"):
+                data[300]
+
+    def test_block_shuffle_sampler_visits_every_item_once_in_blocks(self):
+        data = legalnet.Dataset(self.path)
+        for workers in (1, 2):
+            sampler = legalnet.BlockShuffleSampler(data, block_rows=100, buffer_blocks=2, seed=4, workers=workers,
+                                                   batch_size=16)
+            first, second = list(sampler), list(sampler)
+            self.assertEqual(sorted(first), list(range(len(data))))
+            self.assertNotEqual(first, second)
+            sampler.set_epoch(0)
+            self.assertEqual(list(sampler), first)
+            # The first buffer holds two blocks: its items come from those 200 rows.
+            self.assertLessEqual(len({i // 100 for i in first[:16]}), 2 * workers)
+        sampler = legalnet.BlockShuffleSampler(data, block_rows=100, buffer_blocks=1, seed=4, workers=2, batch_size=16)
+        batches = [list(sampler)[k:k + 16] for k in range(0, 64, 16)]
+        for k, batch in enumerate(batches):  # worker k mod 2 reads the blocks b with b mod 2 == k mod 2
+            self.assertEqual({i // 100 % 2 for i in batch}, {k % 2})
+
+    def test_batch_reader_order_does_not_depend_on_its_threads(self):
+        def epoch(**kw):
+            reader = legalnet.BatchReader(self.path, inputs="state", batch_size=50, seed=7, block_rows=300,
+                                          buffer_blocks=2, **kw)
+            return [torch.cat(t) for t in zip(*reader)]
+        quiet = epoch(prefetch=0, threads=1)
+        busy = epoch(prefetch=3, threads=2)
+        self.assertTrue(torch.equal(quiet[0], busy[0]) and torch.equal(quiet[1], busy[1]))
+        # A consumer that stops early stops the background thread.
+        reader = legalnet.BatchReader(self.path, inputs="state", batch_size=10, prefetch=1)
+        for _ in zip(range(2), reader):
+            pass
+        for _ in range(50):
+            if not any(t.name == "legalnet-batches" for t in threading.enumerate()):
+                break
+            time.sleep(0.1)
+        self.assertFalse(any(t.name == "legalnet-batches" for t in threading.enumerate()))
 
     def test_a_model_scores_a_fen_and_exports(self):
         config = {"kind": "attention", "hidden": 16, "blocks": 1, "channels": 8, "heads": 2,
