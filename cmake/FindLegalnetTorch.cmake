@@ -26,6 +26,21 @@ if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST} AND NOT TORCH_CUDA_ARCH_LIST)
 endif()
 set(CMAKE_CUDA_ARCHITECTURES OFF)
 
+# torch's config looks for its Caffe2 config and its libraries in the default paths before its
+# own folder, so a second libtorch installed system-wide (Debian's libtorch-dev 1.13) would be
+# mixed in: pin each of them to the chosen libtorch first.
+if(Torch_DIR AND EXISTS "${Torch_DIR}/../Caffe2/Caffe2Config.cmake")
+  get_filename_component(legalnet_torch_lib "${Torch_DIR}/../../../lib" ABSOLUTE)
+  get_filename_component(Caffe2_DIR "${Torch_DIR}/../Caffe2" ABSOLUTE)
+  set(Caffe2_DIR "${Caffe2_DIR}" CACHE PATH "Folder holding Caffe2Config.cmake" FORCE)
+  foreach(pair TORCH:torch torch:torch torch_cpu:torch_cpu torch_cuda:torch_cuda c10:c10 c10_cuda:c10_cuda
+               C10_CUDA:c10_cuda CAFFE2_NVRTC:caffe2_nvrtc kineto:kineto)
+    string(REPLACE ":" ";" pair "${pair}")
+    list(GET pair 0 var)
+    list(GET pair 1 name)
+    find_library(${var}_LIBRARY ${name} PATHS "${legalnet_torch_lib}" NO_DEFAULT_PATH)
+  endforeach()
+endif()
 find_package(Torch QUIET)
 set(legalnet_torch_hint "Run scripts/install-deps (it installs the pinned torch wheel), or set -DTorch_DIR=<libtorch>/share/cmake/Torch (or -DLEGALNET_PYTHON=<python with torch>)")
 if(NOT Torch_FOUND)
