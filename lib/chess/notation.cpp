@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "util/error.h"
+#include "util/text.h"
 
 namespace legalnet::chess {
 namespace {
@@ -24,7 +25,7 @@ bool is_file(char c) { return c >= 'a' && c <= 'h'; }
 bool is_rank(char c) { return c >= '1' && c <= '8'; }
 
 [[noreturn]] void san_error(std::string_view text, const std::string& why) {
-  throw Error("move '" + std::string(text) + "': " + why);
+  throw Error("move '" + printable(text, 40) + "': " + why);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "util/error.h"
+#include "util/text.h"
 
 namespace legalnet::chess {
 
@@ -71,12 +72,13 @@ std::vector<std::string_view> split_fields(std::string_view s) {
   return fields;
 }
 
+// (`what` quotes the FEN, which comes from a file or a command line: printable.)
 [[noreturn]] void fen_error(int field, const std::string& what) {
-  throw Error("FEN field " + std::to_string(field) + ": " + what);
+  throw Error("FEN field " + std::to_string(field) + ": " + printable(what));
 }
 
 [[noreturn]] void fen_rank_error(int rank, const std::string& what) {
-  throw Error("FEN field 1, rank " + std::to_string(rank + 1) + ": " + what);
+  throw Error("FEN field 1, rank " + std::to_string(rank + 1) + ": " + printable(what));
 }
 
 int parse_counter(std::string_view text, int field, const char* name) {

@@ -8,16 +8,41 @@
 #include "data/dataset_format.h"
 #include "data/h5.h"
 #include "encode/encode.h"
+#include "util/text.h"
 
 namespace legalnet::data {
 namespace {
 
-const ColumnSpec& column_spec(const std::string& name) {
-  for (const ColumnSpec& c : ROW_COLUMNS)
-    if (name == c.name) return c;
-  for (const ColumnSpec& c : GAME_COLUMNS)
-    if (name == c.name) return c;
-  throw Error("no column '" + name + "' in the dataset format");
+// Deflate's largest ratio: no stream inflates more than 1032 bytes per byte stored.
+constexpr uint64_t MAX_DEFLATE_RATIO = 1032;
+
+// The sizes a file claims, against what it stores. A dataset of 2^40 rows costs a few bytes of
+// header when its chunks are never written (HDF5 reads them as zeros), and a filter such as
+// scale-offset stores a constant chunk of any size in a few bytes: readers would allocate
+// what the header claims. Only gzip and shuffle are taken (what tensorize and h5py write), so
+// the values a dataset holds are at most 1032 times the bytes it stores, and those bytes lie
+// within the file.
+void check_stored_size(hid_t ds, hid_t dcpl, uint64_t raw_bytes, const std::string& file, const std::string& where) {
+  const std::string at = file + ": dataset '" + where + "' ";
+  bool deflated = false;
+  const int filters = H5Pget_nfilters(dcpl);
+  for (int i = 0; i < filters; ++i) {
+    unsigned flags = 0;
+    size_t values = 0;
+    const H5Z_filter_t id = H5Pget_filter2(dcpl, unsigned(i), &flags, &values, nullptr, 0, nullptr, nullptr);
+    if (id == H5Z_FILTER_DEFLATE) deflated = true;
+    else if (id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32)
+      throw Error(at + "is stored through HDF5 filter " + std::to_string(int(id)) +
+                  ", which this reader does not take (gzip and shuffle only)");
+  }
+  const uint64_t stored = H5Dget_storage_size(ds);
+  struct stat st{};
+  const uint64_t file_bytes = ::stat(file.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+  const uint64_t most = deflated ? stored * MAX_DEFLATE_RATIO : stored;
+  if (stored > file_bytes || (raw_bytes > most && stored < raw_bytes))
+    throw Error(at + "claims " + std::to_string(raw_bytes) + " bytes of values but stores " + std::to_string(stored) +
+                (deflated ? " compressed" : "") + " bytes in a file of " + std::to_string(file_bytes) +
+                " (a forged or truncated file)");
 }
 
 }  // namespace
@@ -61,7 +86,10 @@ struct DatasetReader::Impl {
     const int external = H5Pget_external_count(dcpl);
     if (external != 0) throw Error(at + "keeps its values in an external file; only data inside the file is read");
     const H5D_layout_t layout = H5Pget_layout(dcpl);
-    if (layout == H5D_CONTIGUOUS || layout == H5D_CHUNKED || layout == H5D_COMPACT) return;
+    if (layout == H5D_CONTIGUOUS || layout == H5D_CHUNKED || layout == H5D_COMPACT) {
+      check_stored_size(ds, dcpl, raw_bytes(e, rows), path, where);
+      return;
+    }
     const bool joinable = where == e.name && std::string(e.name) != GAME;  // merge's virtual columns
     if (layout != H5D_VIRTUAL || !joinable)
       throw Error(at + "has a storage layout this reader does not take (" +
@@ -83,11 +111,12 @@ struct DatasetReader::Impl {
     for (size_t i = 0; i < count; ++i) {
       const std::string source = virtual_string(H5Pget_virtual_filename, dcpl, i, name);
       const std::string source_name = virtual_string(H5Pget_virtual_dsetname, dcpl, i, name);
-      const std::string joined_from = at + "is joined from '" + source + "'";
+      const std::string joined_from = at + "is joined from '" + printable(source) + "'";
       // HDF5 reads '%b' in a source name as the joined file's own name; merge writes no pattern.
       if (source.empty() || source.find('%') != std::string::npos)
         throw Error(joined_from + ", a name pattern merge never writes");
-      if (source_name != name) throw Error(joined_from + " (its dataset '" + source_name + "', not '" + name + "')");
+      if (source_name != name)
+        throw Error(joined_from + " (its dataset '" + printable(source_name) + "', not '" + name + "')");
       // The rows it fills: the next block, every trailing dimension whole.
       h5::Handle vspace(h5::check(H5Pget_virtual_vspace(dcpl, i), path, name));
       const hsize_t mapped = block_rows(vspace, next_row, per_row);
@@ -147,6 +176,7 @@ struct DatasetReader::Impl {
     const H5D_layout_t layout = H5Pget_layout(dcpl);
     if (H5Pget_external_count(dcpl) != 0 || (layout != H5D_CONTIGUOUS && layout != H5D_CHUNKED && layout != H5D_COMPACT))
       throw Error(joined_from + ", whose '" + name + "' is not stored in that file itself");
+    check_stored_size(ds, dcpl, raw_bytes(e, rows), resolved.string(), name);
     h5::Handle type(h5::check(H5Dget_type(ds), source, name));
     h5::Handle space(h5::check(H5Dget_space(ds), source, name));
     if (!h5::stored_as(type, e.element) || H5Sget_simple_extent_ndims(space) != e.tail_rank() + 1 ||
@@ -164,7 +194,11 @@ struct DatasetReader::Impl {
     return value;
   }
 
-  static uint64_t row_elements(const std::string& name) { return uint64_t(column_spec(name).elements_per_row()); }
+  // The bytes of values `rows` rows of a column hold (at most 2^64: dimensions are 64-bit).
+  static uint64_t raw_bytes(const ColumnSpec& e, hsize_t rows) {
+    const uint64_t per_row = uint64_t(e.elements_per_row()) * H5Tget_size(h5::native_type(e.element));
+    return rows > UINT64_MAX / per_row ? UINT64_MAX : rows * per_row;
+  }
 
   hid_t dataset(const std::string& name) const {
     auto it = datasets.find(name);
@@ -209,7 +243,7 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
   d.file = h5::Handle(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "cannot open"));
   if (!h5::has_attribute(d.file, "format")) throw Error(path + ": not a legalnet dataset (no 'format' attribute)");
   const std::string format = h5::read_string_attribute(d.file, "format", path);
-  if (format != FORMAT_NAME) throw Error(path + ": format '" + format + "' is not '" + FORMAT_NAME + "'");
+  if (format != FORMAT_NAME) throw Error(path + ": format '" + printable(format, 60) + "' is not '" + FORMAT_NAME + "'");
   const int64_t version = h5::read_int_attribute(d.file, "format_version", path);
   if (version != FORMAT_VERSION)
     throw Error(path + ": format version " + std::to_string(version) + " is not supported (this build reads version " +

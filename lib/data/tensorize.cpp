@@ -20,12 +20,17 @@
 #include "util/progress.h"
 #include "util/rng.h"
 #include "util/thread_pool.h"
+#include "util/text.h"
 #include "util/version.h"
 
 namespace legalnet {
 namespace {
 
 constexpr size_t GAMES_PER_BATCH = 32;
+// A batch also ends at this many plies, so that the batches in flight hold a bounded number of
+// encoded rows (about 520 bytes each) however long the games are: 32 games of 80 plies, or
+// one game of up to MAX_GAME_PLIES.
+constexpr size_t PLIES_PER_BATCH = 16384;
 // A file of 100,000 variant games should not print 100,000 lines: the summary counts them all.
 constexpr uint64_t MAX_SKIP_MESSAGES_PER_REASON = 20;
 
@@ -193,16 +198,17 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
         const uint64_t same_reason = ++summary.skipped_by_reason[g.skip_reason];
         if (same_reason <= MAX_SKIP_MESSAGES_PER_REASON) {
           progress.finish();
-          say("tensorize: skipped {}\n", message);
+          say("tensorize: skipped {}\n", printable(message, 1000));
           if (same_reason == MAX_SKIP_MESSAGES_PER_REASON)
-            say("tensorize: further games skipped for '{}' are only counted in the summary\n", g.skip_reason);
+            say("tensorize: further games skipped for '{}' are only counted in the summary\n", printable(g.skip_reason));
         }
         continue;
       }
       if (!g.note.empty()) {
         if (++summary.games_with_notes <= MAX_SKIP_MESSAGES_PER_REASON && !o.quiet) {
           progress.finish();
-          say("tensorize: note: {}: game {} (line {}): {}\n", g.source_path, g.number, g.first_line, g.note);
+          say("tensorize: note: {}\n", printable(fmt::format("{}: game {} (line {}): {}", g.source_path, g.number,
+                                                              g.first_line, g.note), 1000));
         }
       }
       size_t part = 0;
@@ -241,7 +247,11 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
     while (!stop) {
       auto batch = std::make_shared<std::vector<PendingGame>>();
       PgnGame game;
-      while (batch->size() < GAMES_PER_BATCH && reader.next(game)) batch->push_back({std::move(game), int32_t(source)});
+      size_t plies = 0;
+      while (batch->size() < GAMES_PER_BATCH && plies < PLIES_PER_BATCH && reader.next(game)) {
+        plies += game.sans.size();
+        batch->push_back({std::move(game), int32_t(source)});
+      }
       if (batch->empty()) break;
       in_flight.push_back(pool.submit([batch, &o] { return encode_batch(*batch, o.inputs, o.include_final); }));
       while (in_flight.size() > max_in_flight && !stop) {

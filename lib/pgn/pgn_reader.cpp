@@ -4,6 +4,7 @@
 
 #include "chess/notation.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace legalnet {
 namespace {
@@ -34,7 +35,8 @@ bool ends_token(char c) {
     case '(':
     case ')':
     case '[':
-    case ';': return true;
+    case ';':
+    case '\0': return true;
     default: return false;
   }
 }
@@ -84,7 +86,7 @@ bool is_standard_variant(std::string_view variant) {
 std::string variant_name(std::string_view variant) {
   const std::string v = variant_key(variant);
   if (v == "chess960" || v == "fischerandom" || v == "fischerrandom" || v == "960") return "Chess960";
-  return std::string(variant);
+  return printable(variant, 40);
 }
 
 }  // namespace
@@ -106,8 +108,20 @@ PgnReader::PgnReader(const std::string& path) : input_(path), buffer_(1 << 18) {
 // Lines end at LF, CRLF or a lone CR (old Mac files). A byte-order mark at the start of any
 // line is dropped: files joined with cat carry one where each began.
 bool PgnReader::read_line() {
-  line_.clear();
   col_ = 0;
+  if (!ahead_.empty()) {
+    line_ = std::move(ahead_.front());
+    ahead_.pop_front();
+  } else if (!read_file_line(line_, line_number_ + 1)) {
+    return false;
+  }
+  ++line_number_;
+  return true;
+}
+
+// Reads line `number` of the file into `out`; false at the end of the file.
+bool PgnReader::read_file_line(std::string& out, int number) {
+  out.clear();
   bool any = false;
   for (;;) {
     if (pos_ == end_) {
@@ -130,7 +144,10 @@ bool PgnReader::read_line() {
     const char* stop = buffer_.data() + end_;
     const char* p = start;
     while (p < stop && *p != '\n' && *p != '\r') ++p;
-    line_.append(start, size_t(p - start));
+    if (out.size() + size_t(p - start) > MAX_PGN_LINE_BYTES)
+      throw Error(path() + ":" + std::to_string(number) + ": a line longer than " +
+                  std::to_string(MAX_PGN_LINE_BYTES >> 20) + " MiB: not PGN");
+    out.append(start, size_t(p - start));
     pos_ += size_t(p - start);
     if (p < stop) {
       skip_lf_ = *p == '\r';
@@ -138,9 +155,52 @@ bool PgnReader::read_line() {
       break;
     }
   }
-  ++line_number_;
-  if (line_.compare(0, 3, "\xEF\xBB\xBF") == 0) line_.erase(0, 3);
+  bytes_read_ += out.size() + 1;
+  if (out.compare(0, 3, "\xEF\xBB\xBF") == 0) out.erase(0, 3);
   return true;
+}
+
+// Whether the comment or variation open at the current line, a line that looks like a tag
+// pair, closes later, as python-chess reads PGN: a comment at the next '}' wherever it is, a
+// variation at its matching ')' before a blank line (which ends a game's movetext). The
+// lines read to find out are kept in ahead_ and read next. One that is still open at the end
+// of the file, or MAX_LOOKAHEAD_BYTES further on, was never closed. All the looking ahead of
+// a file scans at most 8 times its bytes (and 1 MiB): a file of such lines over and over
+// would otherwise cost a megabyte's scan each; past that budget, a tag line begins a game.
+bool PgnReader::closes_later(bool in_comment, int variation_depth) {
+  size_t next = 0, bytes = 0;
+  for (const std::string* line = &line_;;) {
+    if (scanned_ahead_ > 8 * bytes_read_ + MAX_LOOKAHEAD_BYTES) return false;
+    scanned_ahead_ += line->size() + 1;
+    if (!in_comment && line != &line_) {
+      if (line->find_first_not_of(" \t") == std::string::npos) return false;  // a blank line
+      if (!line->empty() && (*line)[0] == '%') line = nullptr;                // an escape line
+    }
+    for (size_t i = 0; line && i < line->size(); ++i) {
+      const char c = (*line)[i];
+      if (in_comment) {
+        if (c == '}') {
+          in_comment = false;
+          if (variation_depth == 0) return true;
+        }
+      } else if (c == '{') {
+        in_comment = true;
+      } else if (c == ';') {
+        break;
+      } else if (c == '(') {
+        ++variation_depth;
+      } else if (c == ')' && --variation_depth == 0) {
+        return true;
+      }
+    }
+    if (next == ahead_.size()) {
+      std::string more;
+      if (bytes > MAX_LOOKAHEAD_BYTES || !read_file_line(more, line_number_ + 1 + int(ahead_.size()))) return false;
+      bytes += more.size();
+      ahead_.push_back(std::move(more));
+    }
+    line = &ahead_[next++];
+  }
 }
 
 void PgnReader::fail_game(PgnGame& game, int line, const std::string& why) const {
@@ -159,7 +219,7 @@ void PgnReader::read_tag(PgnGame& game) {
   const std::string name(line.substr(name_start, i - name_start));
   while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
   auto malformed = [&](const std::string& why) {
-    fail_game(game, line_number_, why + ": " + std::string(line.substr(col_, 60)));
+    fail_game(game, line_number_, why + ": " + printable(line.substr(col_, 60)));
     col_ = line.size();
   };
   if (name.empty()) return malformed("malformed tag (no name)");
@@ -175,6 +235,8 @@ void PgnReader::read_tag(PgnGame& game) {
   if (i == line.size() || line[i] != ']') return malformed("tag not closed by ']'");
   col_ = i + 1;
   if (!game.first_line) game.first_line = line_number_;
+  if (game.tags.size() == MAX_GAME_TAGS)
+    return fail_game(game, line_number_, "more than " + std::to_string(MAX_GAME_TAGS) + " tags");
   game.tags.emplace_back(name, std::move(value));
   game.tag_lines.push_back(line_number_);
 }
@@ -195,21 +257,19 @@ bool PgnReader::next(PgnGame& game) {
   for (;;) {
     if (col_ >= line_.size()) {
       if (!read_line()) break;
-      const bool binary = line_.find('\0') != std::string::npos;
-      if (binary && pgn_like_games_ == 0)  // before any PGN: not a PGN file at all
+      // Before any PGN (a tag, a move number), a NUL byte means this is not a PGN file; after, NUL bytes
+      // separate tokens as spaces do (python-chess skips them): they cost no game.
+      if (pgn_like_games_ == 0 && game.tags.empty() && !numbered && line_.find('\0') != std::string::npos)
         throw Error(path() + ":" + std::to_string(line_number_) + ": binary data (a NUL byte): not a PGN file");
       if (comment_depth == 0 && !line_.empty() && line_[0] == '%') {  // escape line
         col_ = line_.size();
         continue;
       }
-      if ((comment_depth > 0 || variation_depth > 0) && is_tag_pair_line(line_)) {
+      if ((comment_depth > 0 || variation_depth > 0) && is_tag_pair_line(line_) &&
+          !closes_later(comment_depth > 0, variation_depth)) {
         // Never closed: this line's tag begins the next game; the open one is lost.
         fail_game(game, open_line, comment_depth > 0 ? "comment '{' never closed" : "variation '(' never closed");
         return finish(game, numbered);
-      }
-      if (binary) {
-        fail_game(game, line_number_, "binary data (a NUL byte)");
-        col_ = line_.size();
       }
       continue;
     }
@@ -222,7 +282,8 @@ bool PgnReader::next(PgnGame& game) {
     }
     switch (c) {
       case ' ':
-      case '\t': ++col_; continue;
+      case '\t':
+      case '\0': ++col_; continue;
       case '{':
         comment_depth = 1;
         if (variation_depth == 0) open_line = line_number_;
@@ -265,6 +326,11 @@ bool PgnReader::next(PgnGame& game) {
     const size_t dots = token.find_last_of('.');
     if (dots != std::string_view::npos && token[0] >= '0' && token[0] <= '9') token.remove_prefix(dots + 1);
     if (token.empty()) continue;
+    if (game.sans.size() == MAX_GAME_PLIES) {  // read on to the game's end, keeping nothing
+      fail_game(game, line_number_,
+                "more than " + std::to_string(MAX_GAME_PLIES) + " moves, longer than any game under the 75-move rule");
+      continue;
+    }
     game.sans.emplace_back(token);
     game.san_lines.push_back(line_number_);
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,17 @@ struct PgnGame {
   int tag_line(std::string_view name) const;
 };
 
+// Bounds that keep a reader's memory small whatever a file holds. A longer line is not PGN
+// (the standard asks for lines of at most 255 characters; one-line games of real exports take
+// a few KB). A longer movetext is not a game of chess: the 75-move rule ends any game within
+// 8,848.5 moves.
+inline constexpr size_t MAX_PGN_LINE_BYTES = size_t(16) << 20;
+inline constexpr size_t MAX_GAME_PLIES = 17697;
+inline constexpr size_t MAX_GAME_TAGS = 1000;
+// How far the reader looks ahead for the end of a comment or variation that a line like a tag
+// pair appears in (below): further than this, it was never closed.
+inline constexpr size_t MAX_LOOKAHEAD_BYTES = size_t(1) << 20;
+
 class PgnReader {
  public:
   // Opens a plain, gzip or zstd PGN file ("-" for stdin). Throws legalnet::Error.
@@ -47,6 +59,8 @@ class PgnReader {
 
  private:
   bool read_line();
+  bool read_file_line(std::string& out, int number);
+  bool closes_later(bool in_comment, int variation_depth);
   void read_tag(PgnGame& game);
   void fail_game(PgnGame& game, int line, const std::string& why) const;
   bool finish(PgnGame& game, bool numbered);
@@ -54,7 +68,9 @@ class PgnReader {
   std::vector<char> buffer_;
   size_t pos_ = 0, end_ = 0;
   bool skip_lf_ = false;  // the last line ended with CR: a LF right after it belongs to it
-  std::string line_;      // the current line and the reading position in it
+  std::deque<std::string> ahead_;  // lines read by closes_later(), to be read next
+  uint64_t bytes_read_ = 0, scanned_ahead_ = 0;
+  std::string line_;               // the current line and the reading position in it
   size_t col_ = 0;
   int line_number_ = 0;
   uint64_t games_ = 0;

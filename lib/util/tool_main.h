@@ -10,6 +10,7 @@
 
 #include "util/console.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace legalnet {
 
@@ -37,7 +38,7 @@ int report_errors(const char* tool, Fn&& fn) {
   } catch (...) {
     message = "unexpected failure";
   }
-  say_text(std::string(tool) + ": " + message + "\n");
+  say_text(std::string(tool) + ": " + printable(message, 2000) + "\n");
   // Temporaries are gone (their owners unwound above). End without the libraries' exit
   // handlers: HDF5's would try again to flush a file whose writes just failed, and crash.
   std::fflush(nullptr);

@@ -10,6 +10,7 @@
 #include "chess/notation.h"
 #include "support/helpers.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace legalnet {
 namespace {
@@ -250,6 +251,86 @@ TEST(PgnReader, TruncatedCompressedInputIsAnError) {
               }
             }),
             "'" + dir + "/cut.pgn.gz' is truncated (the compressed stream ends early)");
+}
+
+// A line like a tag pair inside a comment or variation that closes later is part of it, and
+// NUL bytes separate tokens: such files are read game for game as python-chess reads them.
+TEST(PgnReader, TagLinesInsideClosedCommentsAndNulBytesReadAsPythonChessReadsThem) {
+  using namespace std::string_literals;
+  const std::string corpus = std::string(LEGALNET_TEST_SOURCE_DIR) + "/pgn/corpus/";
+  const std::vector<std::string> files = {
+      corpus + "tag_lines_inside_comments.pgn",
+      write_fixture("comment.pgn", "[Event \"a\"]\n\n1. e4 {a comment\n[Event \"looks like a tag\"]\n} e5 2. Nf3 *\n\n"
+                                   "[Event \"b\"]\n\n1. d4 *\n"),
+      write_fixture("variation.pgn", "[Event \"a\"]\n\n1. e4 (1. d4 d5\n[Event \"x\"]\n2. c4) e5 2. Nf3 *\n\n"
+                                     "[Event \"b\"]\n\n1. d4 *\n"),
+      write_fixture("nul_between.pgn", "[Event \"a\"]\n\n1. e4 e5 *\n\n\0\n[Event \"b\"]\n\n1. d4 d5 *\n\n"
+                                       "[Event \"c\"]\n\n1. c4 *\n"s),
+      write_fixture("nul_in_moves.pgn", "[Event \"a\"]\n\n1. e4 e5 \0 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 d5\0*\n"s),
+      write_fixture("braces_in_tags.pgn",
+                    "[Event \"a\"]\n\n1. e4 {\n[Annotator \"x (y)\"]\n[Event \"z\"]\n\n1. d4 *\n} e5 *\n\n"
+                    "[Event \"b\"]\n\n1. c4 c5 *\n"),
+  };
+  for (const std::string& path : files) {
+    SCOPED_TRACE(path);
+    std::string ours;
+    for (const PgnGame& game : read_all(path))
+      if (replay_pgn_game(game).error.empty() && !game.sans.empty()) ours += uci_line(game) + "\n";
+    const std::string theirs =
+        test::run_command(test::python_path() + " " + LEGALNET_TEST_SOURCE_DIR + "/pgn/python_chess_games.py '" + path + "'");
+    EXPECT_EQ(ours, theirs);
+  }
+}
+
+// Text from a file on its way to stderr: control characters, C1 controls and bytes that are
+// not UTF-8 as \xNN; UTF-8 text as it is; long text cut.
+TEST(Printable, EscapesControlsAndBadBytesKeepsUtf8) {
+  using namespace std::string_literals;
+  EXPECT_EQ(printable("\x1b]0;title\x07\x1b[2J"), "\\x1b]0;title\\x07\\x1b[2J");
+  EXPECT_EQ(printable("a\0b\tc\r\n\x7f"s), "a\\x00b\\x09c\\x0d\\x0a\\x7f");
+  EXPECT_EQ(printable("Caf\xC3\xA9 \xE2\x99\x94 \xF0\x9F\x98\x80"), "Caf\xC3\xA9 \xE2\x99\x94 \xF0\x9F\x98\x80");
+  EXPECT_EQ(printable("\xC2\x9B" "2J \x9B \xC3 \xE0\x80\xAF \xED\xA0\x80"),
+            "\\xc2\\x9b2J \\x9b \\xc3 \\xe0\\x80\\xaf \\xed\\xa0\\x80");
+  EXPECT_EQ(printable(std::string(500, 'a'), 10), "aaaaaaaaaa...");
+  const auto games = read_all(write_fixture("variant.pgn", "[Variant \"\x1b]0;owned\x07\"]\n\n1. e4 *\n"));
+  ASSERT_EQ(games.size(), 1u);
+  EXPECT_EQ(replay_pgn_game(games[0]).skip_reason, "variant \\x1b]0;owned\\x07");
+}
+
+// Streams read with bounded memory: a line past the cap ends the read with its file and line
+// (a few hundred bytes of zstd hold it); a movetext longer than any game keeps no more moves
+// than that, costs only its own game, and the next game is read.
+TEST(PgnReader, LinesAndGamesLongerThanTheCapsAreBounded) {
+  const std::string dir = test::temp_dir("caps");
+  {
+    OutputFile out(dir + "/line.pgn.zst");
+    out.write("[Event \"e\"]\n\n1. e4 ");
+    const std::string block(1 << 20, 'a');
+    for (size_t i = 0; i <= MAX_PGN_LINE_BYTES >> 20; ++i) out.write(block);
+    out.commit();
+  }
+  PgnReader long_line(dir + "/line.pgn.zst");
+  PgnGame g;
+  EXPECT_EQ(test::error_of([&] {
+              while (long_line.next(g)) {
+              }
+            }),
+            dir + "/line.pgn.zst:3: a line longer than 16 MiB: not PGN");
+
+  std::string text = "[Event \"endless\"]\n\n";
+  for (size_t i = 0; i < MAX_GAME_PLIES / 4 + 10; ++i) text += std::to_string(2 * i + 1) + ". Nf3 Nf6 Ng1 Ng8\n";
+  text += "*\n\n[Event \"next\"]\n\n1. e4 e5 *\n";
+  std::string tags = "[Event \"tags\"]\n";
+  for (size_t i = 0; i <= MAX_GAME_TAGS; ++i) tags += "[T" + std::to_string(i) + " \"v\"]\n";
+  const auto games = read_all(write_fixture("endless.pgn", text + tags + "\n1. d4 *\n"));
+  ASSERT_EQ(games.size(), 3u);
+  EXPECT_EQ(games[0].sans.size(), MAX_GAME_PLIES);
+  EXPECT_EQ(games[0].error, "more than 17697 moves, longer than any game under the 75-move rule");
+  EXPECT_EQ(games[0].error_line, 3 + int(MAX_GAME_PLIES / 4));
+  EXPECT_EQ(games[1].tag("Event"), "next");
+  EXPECT_EQ(uci_line(games[1]), "e2e4 e7e5");
+  EXPECT_EQ(games[2].tags.size(), MAX_GAME_TAGS);
+  EXPECT_EQ(games[2].error, "more than 1000 tags");
 }
 
 }  // namespace

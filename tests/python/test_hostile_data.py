@@ -78,6 +78,20 @@ class StorageOutsideTheFile(unittest.TestCase):
                 path = self.forge(name, "castling", layout=self.virtual(source, column))
                 self.refused(path, f"dataset 'castling' is joined from '{source}', {why}")
 
+    def test_sizes_claimed_beyond_what_is_stored_are_refused(self):
+        path = self.forge("unwritten.h5", "castling")  # never written: HDF5 would read zeros
+        self.refused(path, f"dataset 'castling' claims {self.rows} bytes of values but stores 0 bytes")
+        path = os.path.join(self.tmp, "huge.h5")
+        shutil.copy(self.data, path)
+        with h5py.File(path, "r+") as f:
+            del f["legal_moves"]
+            f.create_dataset("legal_moves", shape=(2**40, 4096), dtype=np.uint8, chunks=(256, 4096),
+                             compression="gzip")
+        self.refused(path, f"dataset 'legal_moves' claims {2**40 * 4096} bytes of values but stores 0 bytes")
+        path = self.forge("scaleoffset.h5", "castling", chunks=True, scaleoffset=0)
+        self.refused(path, "dataset 'castling' is stored through HDF5 filter 6, which this reader does not take "
+                           "(gzip and shuffle only)")
+
     def test_a_fifo_is_refused_before_it_is_opened(self):
         fifo = os.path.join(self.tmp, "pipe.h5")
         os.mkfifo(fifo)

@@ -35,6 +35,8 @@ expect() {
     fail "$*: exit $rc, expected $status: $err"
   elif [[ $(printf '%s\n' "$err" | wc -l) -ne 1 ]] || ! [[ $err =~ $regex ]]; then
     fail "$*: stderr is not one line matching /$regex/: $err"
+  elif printf '%s' "$err" | LC_ALL=C grep -q '[[:cntrl:]]'; then  # text from files is escaped
+    fail "$*: stderr holds a control character: $(printf '%s' "$err" | od -c | head -3)"
   fi
   # A failed run leaves every earlier file as it was, and (unless the case allows it, as a
   # stream that meets a bad row after training began) adds none.
@@ -260,6 +262,44 @@ PY
   "$bin/tensorize" -q merge --copy --out joined-copy.h5 joined.h5 '100%b.h5' ||
     fail "merge --copy of a joined file and a '%' shard failed"
   rm -f never-ending shard-f.h5 joined-copy.h5
+
+  # 2c. Sizes a file claims against what it stores: 2^40 rows in a 40 KB file (chunks never
+  # written read as zeros), a column never written, a filter that stores any chunk in a few
+  # bytes. Refused before the readers allocate what the header claims.
+  "$python" - <<'PY'
+import shutil, h5py, numpy as np
+src = h5py.File("data.h5", "r")
+def huge(name, rows):
+    with h5py.File(name, "w") as f:
+        for key, value in src.attrs.items():
+            f.attrs[key] = value
+        f.attrs["num_positions"] = np.int64(rows)
+        for path, obj in [(k, src[k]) for k in src] + [("games/" + k, src["games"][k]) for k in src["games"]]:
+            if isinstance(obj, h5py.Dataset):
+                n = rows if "/" not in path else obj.shape[0]
+                f.create_dataset(path, shape=(n,) + obj.shape[1:], dtype=obj.dtype,
+                                 chunks=(min(n, 256),) + obj.shape[1:], compression="gzip")
+                if "/" in path:
+                    f[path][...] = obj[...]
+huge("claims-2-40.h5", 2**40)
+def forge(name, column, **create):
+    shutil.copy("data.h5", name)
+    with h5py.File(name, "r+") as f:
+        values = f[column][...]
+        del f[column]
+        d = f.create_dataset(column, shape=values.shape, dtype=values.dtype, **create)
+        if create.get("chunks"):
+            d[...] = values
+forge("unwritten.h5", "castling")
+forge("scaleoffset.h5", "castling", chunks=True, scaleoffset=0)
+forge("fletcher.h5", "castling", chunks=True, fletcher32=True, compression="gzip", shuffle=True)
+PY
+  readers claims-2-40.h5 "dataset 'positions' claims 492581209243648 bytes of values but stores 0 compressed bytes in a file of [0-9]+ \(a forged or truncated file\)$"
+  readers unwritten.h5 "dataset 'castling' claims [0-9]+ bytes of values but stores 0 bytes in a file of [0-9]+ \(a forged or truncated file\)$"
+  readers scaleoffset.h5 "dataset 'castling' is stored through HDF5 filter 6, which this reader does not take \(gzip and shuffle only\)$"
+  cases=$((cases + 1))  # gzip, shuffle and checksums, as h5py writes them, are read
+  "$bin/tensorize" -q merge --copy --out fletcher-copy.h5 fletcher.h5 || fail "a gzip+shuffle+fletcher32 column was refused"
+  rm -f fletcher-copy.h5
 else
   echo "skipped: forged datasets need a Python with h5py"
 fi
@@ -270,6 +310,59 @@ expect 1 "^tensorize: readme.pgn: not PGN: no tag pair, move number or result in
 expect 1 "^tensorize: 'fake.pgn.zst' is not zstd data, as its name says$" "$bin/tensorize" --in fake.pgn.zst --out never.h5
 expect 1 "^tensorize: 'model.pt' is not zstd data|^tensorize: model.pt:[0-9]+: binary data" \
   "$bin/tensorize" --in model.pt --out never.h5
+
+# 3b. Streams read with bounded memory: a 16 MiB cap on a line (a 1 KB .zst of one endless
+# line), games longer than the 75-move rule allows skipped without keeping their moves, all
+# under a 1 GB address-space limit.
+{
+  printf '[Event "e"]\n\n'
+  head -c 20000000 /dev/zero | tr '\0' 'a'
+} | zstd -q -o long-line.pgn.zst
+expect 1 "^tensorize: long-line.pgn.zst:3: a line longer than 16 MiB: not PGN$" \
+  bash -c "ulimit -v 1000000; exec '$bin/tensorize' -q --in long-line.pgn.zst --out never.h5"
+{
+  printf '[Event "endless"]\n\n'
+  yes '1. Nf3 Nf6 2. Ng1 Ng8' | head -n 3000000
+  printf '*\n\n[Event "next"]\n\n1. e4 e5 *\n'
+} | zstd -q -o endless.pgn.zst
+cases=$((cases + 1))
+err=$(bash -c "ulimit -v 1000000; exec '$bin/tensorize' -q --threads 2 --in endless.pgn.zst --out endless.h5 --stats-json endless.json" 2>&1)
+rc=$?
+if ((rc != 0)); then
+  fail "tensorize on endless.pgn.zst: exit $rc: $(echo "$err" | head -3)"
+elif ! [[ $err =~ endless\.pgn\.zst:\ game\ 1\ \(line\ 1\):\ line\ [0-9]+:\ more\ than\ 17697\ moves ]]; then
+  fail "tensorize on endless.pgn.zst did not name the endless game: $err"
+elif [[ $("$python" -c "import json; s = json.load(open('endless.json')); print(s['games_kept'], s['positions'])" 2>&1) != "1 2" ]]; then
+  fail "tensorize on endless.pgn.zst: $(cat endless.json)"
+fi
+rm -f endless.h5 endless.json
+
+# 3c. Text from files and command lines reaches stderr escaped: a terminal title, a screen
+# clear or a colour from a Variant tag, a FEN tag, a move, a malformed tag, --fen, a dataset's
+# format attribute shows as \xNN, never as the escape sequence itself.
+esc=$'\e' bel=$'\a'
+printf '[Event "e"]\n[Variant "%s]0;owned%s"]\n\n1. e4 *\n' "$esc" "$bel" > variant-esc.pgn
+printf '[Event "e"]\n[FEN "%s[2J8/8/8/8/8/8/8/8 w - - 0 1"]\n\n1. e4 *\n' "$esc" > fen-esc.pgn
+printf '[Event "e"]\n\n1. e4 e5 2. N%s]2%sf3 *\n' "$esc" "$bel" > move-esc.pgn
+printf '[Event "e"]\n[Site%s[2J]\n\n1. e4 *\n' "$esc" > tag-esc.pgn
+expect 1 '^tensorize: variant-esc.pgn: game 1 \(line 1\): line 2: a \\x1b\]0;owned\\x07 game \(Variant tag\), not standard chess$' \
+  "$bin/tensorize" --strict --in variant-esc.pgn --out never.h5
+expect 1 '^tensorize: fen-esc.pgn: game 1 \(line 1\): line 2: FEN tag: FEN field 1, rank 8: bad piece letter .\\x1b.$' \
+  "$bin/tensorize" --strict --in fen-esc.pgn --out never.h5
+expect 1 '^tensorize: move-esc.pgn: game 1 \(line 1\): line 3, ply 3: move .N\\x1b\]2\\x07f3.: ' \
+  "$bin/tensorize" --strict --in move-esc.pgn --out never.h5
+expect 1 '^tensorize: tag-esc.pgn: game 1 \(line 1\): line 2: malformed tag \(no quoted value\): \[Site\\x1b\[2J\]$' \
+  "$bin/tensorize" --strict --in tag-esc.pgn --out never.h5
+expect 1 '^evaluate: --fen: FEN field 1, rank 8: bad piece letter .\\x1b.$' \
+  "$bin/evaluate" --model model.pt --fen "${esc}]0;owned${bel}rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+expect 1 '^gen_moves: FEN field 2: side to move .\\x1b\[2J., expected w or b$' \
+  "$bin/gen_moves" perft --fen "8/8/8/8/8/8/8/K6k ${esc}[2J - - 0 1" --depth 1
+if [[ -n $python ]] && "$python" -c "import h5py" 2>/dev/null; then
+  cp data.h5 format-esc.h5
+  "$python" -c "import h5py; f = h5py.File('format-esc.h5', 'r+'); f.attrs['format'] = '\x1b]0;owned\x07\x9b2J'; f.close()"
+  expect 1 "^train: format-esc.h5: format '\\\\x1b\\]0;owned\\\\x07\\\\xc2\\\\x9b2J' is not 'legalnet-dataset'$" \
+    "$bin/train" --data format-esc.h5 --out never-run --device cpu
+fi
 
 # 4-5. Exceptions of every type and faults around the run become one line, never a crash.
 expect 1 "^evaluate: --fen: FEN field 1: 3 ranks, expected 8$" "$bin/evaluate" --model model.pt --fen "8/8/8 w - - 0 1"
