@@ -186,17 +186,30 @@ def _tensor(shape, shared):
     return torch.empty(shape)
 
 
-def _decode(planes, masks, castling, en_passant, ply):
-    """Compact rows of the dataset's planes int8 [n, 7, 8, 8] and masks [n, 4096]."""
+def _nonzero(masks):
+    """The offsets of the nonzero bytes of a uint8 array whose length is a multiple of 8. The
+    masks are sparse (about 30 of 4096 bytes set): the nonzero 8-byte words are found first."""
+    words = np.flatnonzero(masks.view(np.uint64) != 0)
+    hits = np.flatnonzero(masks.reshape(-1, 8)[words] != 0)
+    return words[hits >> 3] * 8 + (hits & 7)
+
+
+def _adler32(size, offsets, values):
+    """The Adler-32 of `size` bytes that are zero but for `values` at `offsets`:
+    A = 1 + sum(b), B = sum over i of (1 + sum of b[j <= i]) = size + sum of b[j] * (size - j)."""
+    values = values.astype(np.int64)
+    a = (1 + int(values.sum())) % 65521
+    b = (size + int((values * (size - offsets)).sum())) % 65521
+    return b << 16 | a
+
+
+def _decode(planes, flat, castling, en_passant, ply):
+    """Compact rows of the dataset's planes int8 [n, 7, 8, 8] and the offsets (row * 4096 +
+    move index) of the nonzero bytes of their masks."""
     n = len(planes)
     planes = planes.reshape(n, 7, 64)
     squares = (planes[:, 1:] * PIECE_TYPES).sum(1, dtype=np.int8)
     side = np.where(planes[:, 0, 0] > 0, 1, -1).astype(np.int8)
-    # The masks are sparse (about 30 of 4096 bytes set): find the nonzero 8-byte words first.
-    masks = np.ascontiguousarray(masks, dtype=np.uint8).reshape(-1, 8)
-    words = np.flatnonzero(masks.view(np.uint64)[:, 0] != 0)
-    hits = np.flatnonzero(masks[words] != 0)
-    flat = words[hits >> 3] * 8 + (hits & 7)
     counts = np.bincount(flat >> 12, minlength=n).astype(np.int32)
     return _Rows(squares, side, castling, en_passant, ply, (flat & (MOVE_INDICES - 1)).astype(np.int16),
                  np.cumsum(counts) - counts, counts)
@@ -243,43 +256,70 @@ class _Reader:
     def close(self):
         self.file.close()
 
-    def _values(self, dset, deflated, start, stop):
-        if deflated is not None:
-            try:
-                skipped, data = dset.id.read_direct_chunk((start,) + (0,) * (dset.ndim - 1))
-            except RuntimeError:  # a chunk never written: HDF5 gives the fill value
-                skipped = -1
-            if skipped == 0:
-                size = self.chunk_rows * int(np.prod(dset.shape[1:]))
-                if deflated:
-                    data = self._inflate(data, size, dset.name, start)
-                elif len(data) != size:
-                    raise ValueError(f"{self.path}: the chunk at row {start} of '{dset.name.lstrip('/')}' "
-                                     f"holds {len(data)} bytes, not {size}")
-                return np.frombuffer(data, dtype=dset.dtype).reshape((self.chunk_rows,) + dset.shape[1:])[:stop - start]
-        return dset[start:stop]
+    def _direct_chunk(self, dset, deflated, start):
+        """The stored bytes of the chunk at `start` when they can be read without HDF5's filters
+        (None when not: HDF5 reads it, a chunk never written giving the fill value)."""
+        if deflated is None:
+            return None
+        try:
+            skipped, data = dset.id.read_direct_chunk((start,) + (0,) * (dset.ndim - 1))
+        except RuntimeError:  # not written
+            return None
+        if skipped != 0:  # a filter was skipped for this chunk
+            return None
+        if not deflated and len(data) != self.chunk_rows * int(np.prod(dset.shape[1:])):
+            raise ValueError(f"{self.path}: the chunk at row {start} of '{dset.name.lstrip('/')}' "
+                             f"holds {len(data)} bytes, not {self.chunk_rows * int(np.prod(dset.shape[1:]))}")
+        return data
 
-    def _inflate(self, data, size, name, start):
+    def _inflate(self, data, size, name, start, checksum=True):
         """The chunk's bytes, refused unless they inflate to exactly its size (a forged chunk
-        could inflate to any size)."""
+        could inflate to any size). Without `checksum`, the zlib stream's Adler-32 is returned
+        beside them instead of being checked: the caller checks it from the bytes that are not
+        zero, faster than zlib over all of them."""
         at = f"{self.path}: the chunk at row {start} of '{name.lstrip('/')}'"
         try:
-            z = zlib.decompressobj()
-            out = z.decompress(data, size)
+            if checksum:
+                z = zlib.decompressobj()
+                out = z.decompress(data, size)
+            else:  # RFC 1950: a 2-byte header (deflate, no preset dictionary), raw deflate, Adler-32
+                if len(data) < 6 or data[0] & 0x0F != 8 or data[0] >> 4 > 7 or data[1] & 0x20 or \
+                        (data[0] << 8 | data[1]) % 31:
+                    raise zlib.error("not a zlib stream")
+                z = zlib.decompressobj(-15)
+                out = z.decompress(memoryview(data)[2:-4], size)
         except zlib.error as e:
             raise ValueError(f"{at} does not inflate ({e})") from None
-        if len(out) != size or z.unconsumed_tail or not z.eof:
+        if len(out) != size or z.unconsumed_tail or not z.eof or z.unused_data:
             raise ValueError(f"{at} does not inflate to its {size} bytes")
-        return out
+        return out if checksum else (out, int.from_bytes(data[-4:], "big"))
 
     def chunk(self, c):
         start = c * self.chunk_rows
         stop = min(start + self.chunk_rows, self.rows)
         modes = self.deflated or (None, None)
-        planes = self._values(self.positions, modes[0], start, stop).astype(np.int8, copy=False)
-        masks = self._values(self.legal_moves, modes[1], start, stop)
-        return _decode(planes, masks, self.castling[start:stop], self.en_passant[start:stop],
-                       None if self.ply is None else self.ply[start:stop])
+        shape = (self.chunk_rows, 7, 8, 8)
+        data = self._direct_chunk(self.positions, modes[0], start)
+        if data is None:
+            planes = self.positions[start:stop]
+        else:
+            raw = self._inflate(data, int(np.prod(shape)), "positions", start) if modes[0] else data
+            planes = np.frombuffer(raw, dtype=self.positions.dtype).reshape(shape)[:stop - start]
+        data = self._direct_chunk(self.legal_moves, modes[1], start)
+        if data is None:
+            flat = _nonzero(np.ascontiguousarray(self.legal_moves[start:stop], dtype=np.uint8).reshape(-1))
+        else:
+            size = self.chunk_rows * MOVE_INDICES
+            raw, adler = self._inflate(data, size, "legal_moves", start, checksum=False) if modes[1] else \
+                (data, None)
+            masks = np.frombuffer(raw, dtype=np.uint8)
+            flat = _nonzero(masks)
+            if adler is not None and _adler32(size, flat, masks[flat]) != adler:
+                raise ValueError(f"{self.path}: the chunk at row {start} of 'legal_moves' does not inflate "
+                                 "(incorrect data check)")
+            flat = flat[flat < (stop - start) * MOVE_INDICES]
+        return _decode(planes.astype(np.int8, copy=False), flat, self.castling[start:stop],
+                       self.en_passant[start:stop], None if self.ply is None else self.ply[start:stop])
 
 
 class _ChunkCache:

@@ -137,7 +137,8 @@ class Data(unittest.TestCase):
         import shutil
         import zlib
         for name, data in (("long", zlib.compress(bytes(2 * 256 * 4096))), ("short", zlib.compress(bytes(100))),
-                           ("cut", zlib.compress(bytes(256 * 4096))[:50]), ("junk", b"junk")):
+                           ("cut", zlib.compress(bytes(256 * 4096))[:50]), ("junk", b"junk"),
+                           ("checksum", zlib.compress(bytes(256 * 4096))[:-4] + bytes(4))):
             path = os.path.join(self.folder.name, name + ".h5")
             shutil.copy(self.path, path)
             with h5py.File(path, "r+") as f:
