@@ -45,6 +45,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 8192));
   app.add_option("--heads", o.model.heads, "attention: heads per layer (4)")->check(CLI::Range(0, 256));
   app.add_flag("--se", o.model.squeeze_excitation, "resnet: squeeze-excitation in each block");
+  app.add_option("--mixing", o.model.mixing,
+                 "resnet: none, or lines (each block also mixes features along every square's rank, file and "
+                 "diagonals: one block sees a whole line)")
+      ->check(CLI::IsMember({"none", "lines"}))
+      ->capture_default_str();
   std::string inputs = "state";
   app.add_option("--inputs", inputs,
                  "What the net sees: state (the position from the mover's side, nothing derived), planes (the "

@@ -31,6 +31,10 @@ ModelConfig ModelConfig::resolved() const {
     throw Error("model sizes out of range: " + c.describe());
   if (c.kind != "mlp" && (c.blocks < 1 || c.channels < 1))
     throw Error("a " + c.kind + " needs blocks and channels >= 1");
+  if (c.mixing != "none" && c.mixing != "lines")
+    throw Error("unknown mixing '" + c.mixing + "' (expected " + MIXINGS + ")");
+  if (c.mixing != "none" && c.kind != "resnet")
+    throw Error("mixing '" + c.mixing + "' is a resnet option, not " + c.kind + "'s");
   if (c.kind == "attention" && c.channels % c.heads != 0)
     throw Error("attention: --channels " + std::to_string(c.channels) + " must be a multiple of --heads " +
                 std::to_string(c.heads));
@@ -46,6 +50,7 @@ std::string ModelConfig::to_json() const {
   j["heads"] = heads;
   j["squeeze_excitation"] = squeeze_excitation;
   j["geometric_head"] = geometric_head;
+  j["mixing"] = mixing;
   j["inputs"] = inputs_name();
   return j.dump();
 }
@@ -62,6 +67,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.squeeze_excitation = j.at("squeeze_excitation").get<bool>();
     c.geometric_head = j.at("geometric_head").get<bool>();
     c.inputs = encode::parse_input_kind(j.value("inputs", "planes"));  // absent before the attack planes
+    c.mixing = j.value("mixing", "none");                               // absent before line mixing
     return c.resolved();
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("bad model description: ") + e.what());
@@ -80,7 +86,9 @@ double ModelConfig::forward_flops() const {
     const double per_layer = 2 * squares * (3 * d * d + d * d + 2 * d * hidden) + 2 * 2 * squares * squares * d;
     return 2 * squares * in * d + c.blocks * per_layer + 2 * squares * 2 * d * d + 2 * squares * squares * d;
   }
-  return conv3x3(in, d) + 2.0 * c.blocks * conv3x3(d, d) + 2 * squares * d * 64;
+  // Line mixing is one [64 x 64] matrix per channel applied densely (nn/models.h: LineMixing).
+  const double lines = c.mixing == "lines" ? 2 * squares * squares * d : 0;
+  return conv3x3(in, d) + c.blocks * (2.0 * conv3x3(d, d) + lines) + 2 * squares * d * 64;
 }
 
 std::string ModelConfig::describe() const {
@@ -90,7 +98,7 @@ std::string ModelConfig::describe() const {
   if (kind == "conv") return "conv " + size + " fc " + std::to_string(hidden) + with;
   if (kind == "attention")
     return "attention " + size + " h" + std::to_string(heads) + " ff" + std::to_string(hidden) + with;
-  return "resnet " + size + (squeeze_excitation ? " se" : "") + with;
+  return "resnet " + size + (squeeze_excitation ? " se" : "") + (mixing == "none" ? "" : " " + mixing) + with;
 }
 
 }  // namespace legalnet::nn

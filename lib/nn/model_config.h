@@ -9,6 +9,7 @@
 namespace legalnet::nn {
 
 constexpr const char* MODEL_KINDS = "mlp | conv | resnet | attention";
+constexpr const char* MIXINGS = "none | lines";
 
 struct ModelConfig {
   std::string kind = "resnet";      // mlp | conv | resnet | attention
@@ -18,6 +19,10 @@ struct ModelConfig {
   int channels = 0;                 // conv / resnet: filters per block; attention: width of a square's token
   int heads = 0;                    // attention: heads per layer (default 4)
   bool squeeze_excitation = false;  // resnet: SE in every block
+  // resnet: "lines" mixes each block's features along the rank, file and both diagonals of
+  // every square (LineMixing in nn/models.h), so one block carries a line across the board;
+  // "none" (the default, and files written before the option) is the plain 3x3 block.
+  std::string mixing = "none";
   // mlp / conv: a final layer of the 1792 possibly-legal outputs only, the other 2304 fixed off
   // (resnet always does this through its move-type head).
   bool geometric_head = true;
@@ -36,7 +41,7 @@ struct ModelConfig {
   // Floating-point operations of one forward pass for one position (a multiply-add counts 2;
   // matmuls and convolutions only). A training step costs about 3 times this.
   double forward_flops() const;
-  // "resnet 6x32", "mlp 4096", "conv 8x128 fc 1024", "attention 6x64 h4 ff128", then the
+  // "resnet 6x32", "resnet 6x32 lines", "mlp 4096", "conv 8x128 fc 1024", "attention 6x64 h4 ff128", then the
   // inputs when they are not the predecessor's planes: "resnet 6x32 +state".
   std::string describe() const;
 };

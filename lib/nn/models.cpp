@@ -111,7 +111,46 @@ torch::Tensor ConvNetImpl::forward(torch::Tensor planes) {
   return head ? head(x) : x;
 }
 
-ResidualBlockImpl::ResidualBlockImpl(int channels, bool squeeze_excitation) {
+namespace {
+
+// The tap of each (square, square) pair, squares numbered row * 8 + column of the planes (the
+// table is the same whichever of the two is the rank: lines map to lines).
+std::vector<int64_t> line_taps() {
+  std::vector<int64_t> tap(64 * 64, LineMixingImpl::TAPS);
+  const int steps[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};  // along a row, a column, both diagonals
+  for (int direction = 0; direction < 4; ++direction)
+    for (int from = 0; from < 64; ++from)
+      for (int distance = -7; distance <= 7; ++distance) {
+        const int row = from / 8 + distance * steps[direction][0], column = from % 8 + distance * steps[direction][1];
+        if (distance == 0 || row < 0 || row > 7 || column < 0 || column > 7) continue;
+        tap[size_t(from * 64 + row * 8 + column)] = direction * 14 + (distance < 0 ? distance + 7 : distance + 6);
+      }
+  return tap;
+}
+
+}  // namespace
+
+LineMixingImpl::LineMixingImpl(int channels) : tap_of(line_taps()) {
+  // The bound of torch's default initialisation of a layer with TAPS inputs.
+  const double bound = 1 / std::sqrt(double(TAPS));
+  weight = register_parameter("weight", torch::empty({channels, TAPS}).uniform_(-bound, bound));
+}
+
+torch::Tensor LineMixingImpl::matrices() {
+  const int64_t channels = weight.size(0);
+  // [C,TAPS] -> [C,TAPS+1] (the last a zero: squares off each other's lines) -> [C,64,64]
+  return torch::constant_pad_nd(weight, {0, 1}).index_select(1, tap_of.on(weight.device())).view({channels, 64, 64});
+}
+
+torch::Tensor LineMixingImpl::forward(torch::Tensor x) {
+  const int64_t batch = x.size(0), channels = x.size(1);
+  // [B,C,8,8] -> [B,64,C] (a view when x is channels-last) -> mixed [B,64,C] -> back as [B,C,8,8]
+  const auto squares = x.permute({0, 2, 3, 1}).reshape({batch, 64, channels});
+  const auto mixed = torch::einsum("cij,bjc->bic", {matrices(), squares});
+  return x + mixed.reshape({batch, 8, 8, channels}).permute({0, 3, 1, 2});
+}
+
+ResidualBlockImpl::ResidualBlockImpl(int channels, bool squeeze_excitation, bool line_mixing) {
   auto conv = [&] { return torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, channels, 3).padding(1).bias(false)); };
   conv1 = register_module("conv1", conv());
   bn1 = register_module("bn1", torch::nn::BatchNorm2d(channels));
@@ -121,10 +160,13 @@ ResidualBlockImpl::ResidualBlockImpl(int channels, bool squeeze_excitation) {
     se_reduce = register_module("se_reduce", torch::nn::Linear(channels, std::max(channels / 4, 4)));
     se_expand = register_module("se_expand", torch::nn::Linear(std::max(channels / 4, 4), channels));
   }
+  if (line_mixing) lines = register_module("lines", LineMixing(channels));
 }
 
 torch::Tensor ResidualBlockImpl::forward(torch::Tensor x) {
-  auto y = bn2(conv2(torch::relu(bn1(conv1(x)))));
+  auto h = torch::relu(bn1(conv1(x)));
+  if (lines) h = lines(h);
+  auto y = bn2(conv2(h));
   if (se_reduce) {
     auto s = torch::sigmoid(se_expand(torch::relu(se_reduce(y.mean({2, 3})))));
     y = y * s.unsqueeze(2).unsqueeze(3);
@@ -137,7 +179,8 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
       "stem", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.input_planes(), c.channels, 3).padding(1).bias(false)));
   stem_bn = register_module("stem_bn", torch::nn::BatchNorm2d(c.channels));
   tower = register_module("tower", torch::nn::Sequential());
-  for (int b = 0; b < c.blocks; ++b) tower->push_back(ResidualBlock(c.channels, c.squeeze_excitation));
+  for (int b = 0; b < c.blocks; ++b)
+    tower->push_back(ResidualBlock(c.channels, c.squeeze_excitation, c.mixing == "lines"));
   policy = register_module("policy", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 64, /*kernel_size=*/1)));
   // policy output [B, type, rank, file] flattens to type * 64 + from.
   std::vector<int64_t> source(encode::MOVE_INDICES, 64 * 64), type_major, square_major;

@@ -83,13 +83,35 @@ struct ConvNetImpl : PolicyNet {
 };
 TORCH_MODULE(ConvNet);
 
-// One residual block: conv-BN-ReLU-conv-BN (+ squeeze-excitation), skip, ReLU.
+// Mixes every channel along the four lines through each square (its rank, its file, both
+// diagonals) in one layer: checks, pins and blocked slider moves relate squares a board apart,
+// which a stack of 3x3 convolutions reaches only one square per layer. out = x + L(x), where
+// square i of channel c gains weight[c, tap] * x[c, j] for each square j != i on a line
+// through i; the tap is the line's direction (4) and the signed distance to j (-7..7 but 0):
+// 56 weights per channel, none of them told anything about the pieces or the rules. The taps
+// are spread into one [64,64] matrix per channel through a fixed table (4096 indices) and applied
+// as one batched matmul, in bf16 channels-last about 1.3x the time of a 3x3 convolution of the
+// same width; a masked 15x15 depthwise convolution takes 25x, a gather of the 56 squares 55x
+// (docs/benchmarks.md, issue 24).
+struct LineMixingImpl : torch::nn::Module {
+  static constexpr int TAPS = 4 * 14;
+  explicit LineMixingImpl(int channels);
+  torch::Tensor forward(torch::Tensor x);  // [B,C,8,8] -> [B,C,8,8]
+  // The channels' [C,64,64] matrices: row i, column j is the weight square j gives square i.
+  torch::Tensor matrices();
+  torch::Tensor weight;  // [C, TAPS]
+  DeviceIndex tap_of;    // at i * 64 + j: the tap joining squares i and j, or TAPS (not on a line)
+};
+TORCH_MODULE(LineMixing);
+
+// One residual block: conv-BN-ReLU (-line mixing) -conv-BN (+ squeeze-excitation), skip, ReLU.
 struct ResidualBlockImpl : torch::nn::Module {
-  ResidualBlockImpl(int channels, bool squeeze_excitation);
+  ResidualBlockImpl(int channels, bool squeeze_excitation, bool line_mixing = false);
   torch::Tensor forward(torch::Tensor x);
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
   torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
   torch::nn::Linear se_reduce{nullptr}, se_expand{nullptr};
+  LineMixing lines{nullptr};
 };
 TORCH_MODULE(ResidualBlock);
 

@@ -81,8 +81,46 @@ class ConvNet(_Dense):
         return self._dense(self.tower(x).flatten(1))
 
 
+LINE_TAPS = 4 * 14  # 4 directions x the signed distances -7..7 but 0
+
+
+def _line_taps():
+    """At i * 64 + j: the tap joining squares i and j (row * 8 + column) along a row, a column or
+    a diagonal (direction * 14 + distance index), or LINE_TAPS when they share no line."""
+    tap = torch.full((64 * 64,), LINE_TAPS, dtype=torch.long)
+    for direction, (dr, dc) in enumerate([(0, 1), (1, 0), (1, 1), (1, -1)]):
+        for square in range(64):
+            for distance in range(-7, 8):
+                row, column = square // 8 + distance * dr, square % 8 + distance * dc
+                if distance != 0 and 0 <= row < 8 and 0 <= column < 8:
+                    tap[square * 64 + row * 8 + column] = direction * 14 + distance + (7 if distance < 0 else 6)
+    return tap
+
+
+class LineMixing(nn.Module):
+    """LineMixingImpl of lib/nn/models.h: x plus, for each channel, a learned weighted sum of
+    the squares on the rank, file and both diagonals of each square (one [64, 64] matrix per
+    channel made from 56 weights)."""
+
+    def __init__(self, channels):
+        super().__init__()
+        bound = 1 / math.sqrt(LINE_TAPS)
+        self.weight = nn.Parameter(torch.empty(channels, LINE_TAPS).uniform_(-bound, bound))
+        self.register_buffer("tap_of", _line_taps(), persistent=False)  # a fixed table, not in model files
+
+    def matrices(self):
+        c = self.weight.shape[0]
+        return nn.functional.pad(self.weight, (0, 1)).index_select(1, self.tap_of).view(c, 64, 64)
+
+    def forward(self, x):
+        b, c = x.shape[0], x.shape[1]
+        squares = x.permute(0, 2, 3, 1).reshape(b, 64, c)
+        mixed = torch.einsum("cij,bjc->bic", self.matrices(), squares)
+        return x + mixed.reshape(b, 8, 8, c).permute(0, 3, 1, 2)
+
+
 class ResidualBlock(nn.Module):
-    def __init__(self, channels, squeeze_excitation):
+    def __init__(self, channels, squeeze_excitation, line_mixing=False):
         super().__init__()
         self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(channels)
@@ -91,9 +129,13 @@ class ResidualBlock(nn.Module):
         reduced = max(channels // 4, 4)
         self.se_reduce = nn.Linear(channels, reduced) if squeeze_excitation else None
         self.se_expand = nn.Linear(reduced, channels) if squeeze_excitation else None
+        self.lines = LineMixing(channels) if line_mixing else None
 
     def forward(self, x):
-        y = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
+        h = torch.relu(self.bn1(self.conv1(x)))
+        if self.lines is not None:
+            h = self.lines(h)
+        y = self.bn2(self.conv2(h))
         # Tested on the attributes themselves: TorchScript drops the branch when they are None.
         if self.se_reduce is not None and self.se_expand is not None:
             s = torch.sigmoid(self.se_expand(torch.relu(self.se_reduce(y.mean((2, 3))))))
@@ -106,7 +148,9 @@ class ResNet(nn.Module):
         super().__init__()
         self.stem = nn.Conv2d(planes, c["channels"], 3, padding=1, bias=False)
         self.stem_bn = nn.BatchNorm2d(c["channels"])
-        self.tower = nn.Sequential(*[ResidualBlock(c["channels"], c["squeeze_excitation"]) for _ in range(c["blocks"])])
+        lines = c.get("mixing", "none") == "lines"  # absent in files written before line mixing
+        self.tower = nn.Sequential(*[ResidualBlock(c["channels"], c["squeeze_excitation"], lines)
+                                     for _ in range(c["blocks"])])
         self.policy = nn.Conv2d(c["channels"], 64, 1)
         self.head = IndexHead(_move_type_source())
 

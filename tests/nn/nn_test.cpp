@@ -45,6 +45,12 @@ ModelConfig config(const std::string& kind, int hidden, int blocks, int channels
   return c.resolved();
 }
 
+// A resnet whose blocks mix along lines (ModelConfig::mixing).
+ModelConfig lines(ModelConfig c) {
+  c.mixing = "lines";
+  return c.resolved();
+}
+
 // A small dataset shared by the tests of this file.
 const std::string& tiny_dataset() {
   static const std::string path = [] {
@@ -102,7 +108,7 @@ TEST(Models, ShapesAndFixedOffIndices) {
   ModelConfig resnet_state = config("resnet", 0, 2, 8);
   resnet_state.inputs = encode::InputKind::STATE_ATTACKS;
   for (const auto& c : {config("mlp", 32, 0, 0), config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attacks,
-                        attention, resnet_state}) {
+                        attention, resnet_state, lines(config("resnet", 0, 2, 8))}) {
     const auto planes = torch::randn({3, c.input_planes(), 8, 8});
     auto net = make_model(c);
     const auto logits = net->forward(planes);
@@ -121,6 +127,45 @@ TEST(Models, ShapesAndFixedOffIndices) {
   ModelConfig r6 = config("resnet", 0, 6, 32);
   r6.inputs = encode::InputKind::STATE;
   EXPECT_DOUBLE_EQ(r6.forward_flops(), 2.0 * 64 * 18 * 32 * 9 + 12 * 2.0 * 64 * 32 * 32 * 9 + 2.0 * 64 * 32 * 64);
+  // Line mixing adds one [64,64] matrix per channel and block, applied densely.
+  EXPECT_DOUBLE_EQ(lines(r6).forward_flops(), r6.forward_flops() + 6 * 2.0 * 64 * 64 * 32);
+}
+
+// Line mixing: a change on one square reaches exactly the squares of its rank, file and
+// diagonals in the mixing layer, and every end of those lines through ONE residual block,
+// which a plain block (two 3x3 convolutions: two squares) cannot.
+TEST(Models, LineMixingSeesAWholeLineInOneBlock) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(5);
+  LineMixing mixing(4);
+  const auto x = torch::randn({2, 4, 8, 8});
+  auto moved = x.clone();
+  moved.index_put_({torch::indexing::Slice(), torch::indexing::Slice(), 2, 5}, 7.0);  // row 2, column 5
+  const auto y = mixing(x);
+  ASSERT_EQ(y.sizes(), x.sizes());
+  const auto changed = (mixing(moved) - y).abs().amax({0, 1});  // [8,8]
+  for (int row = 0; row < 8; ++row)
+    for (int column = 0; column < 8; ++column) {
+      const bool on_a_line = row == 2 || column == 5 || row - column == 2 - 5 || row + column == 2 + 5;
+      EXPECT_EQ(changed[row][column].item<float>() > 0, on_a_line) << row << "," << column;
+    }
+  // The same in channels-last, as training runs it.
+  const auto x_last = x.contiguous(torch::MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(torch::allclose(mixing(x_last), y, 1e-5, 1e-6));
+  // The matrices hold each channel's 56 weights, each once per pair of squares a line joins.
+  EXPECT_EQ(mixing->matrices().ne(0).sum().item<int64_t>(), 4 * 1456);  // 1456 = queen moves on an empty board
+
+  for (const bool with_lines : {false, true}) {
+    ResidualBlock block(8, /*squeeze_excitation=*/false, with_lines);
+    block->eval();
+    const auto a = torch::randn({1, 8, 8, 8});
+    auto b = a.clone();
+    b.index_put_({0, torch::indexing::Slice(), 0, 0}, 5.0);  // square a1's features
+    const auto delta = (block(b) - block(a)).abs().amax(1)[0];
+    for (const auto& [row, column] : {std::pair{7, 7}, std::pair{0, 7}, std::pair{7, 0}})
+      EXPECT_EQ(delta[row][column].item<float>() > 0, with_lines) << row << "," << column << " lines " << with_lines;
+    EXPECT_GT(delta[1][1].item<float>(), 0);  // a neighbour is reached either way
+  }
 }
 
 // Training scores the trained logits only (nn/loss.h): they are forward()'s at trained_moves()
@@ -130,7 +175,8 @@ TEST(Models, TheLossOnTrainedLogitsIsTheLossOnAll4096) {
   full.geometric_head = false;
   ModelConfig attention = config("attention", 0, 2, 16);
   const Batch b = batch_of_all(first_rows(24));
-  for (const auto& c : {config("mlp", 32, 0, 0), full, config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attention})
+  for (const auto& c : {config("mlp", 32, 0, 0), full, config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attention,
+                        lines(config("resnet", 0, 2, 8))})
     for (const bool channels_last : {false, true}) {
       const std::string what = c.describe() + (channels_last ? " channels-last" : "");
       torch::manual_seed(3);
@@ -180,6 +226,16 @@ TEST(Models, TheConfigRoundTripsAndOldFilesMeanThePredecessorsPlanes) {
       R"({"kind":"mlp","hidden":8,"blocks":0,"channels":0,"squeeze_excitation":false,"geometric_head":true})");
   EXPECT_EQ(old.inputs, encode::InputKind::PLANES);
   EXPECT_EQ(old.input_planes(), 7);
+  EXPECT_EQ(old.mixing, "none");  // files written before line mixing
+  ModelConfig r = lines(config("resnet", 0, 2, 8));
+  r.inputs = encode::InputKind::STATE;
+  EXPECT_EQ(ModelConfig::from_json(r.to_json()).to_json(), r.to_json());
+  EXPECT_EQ(r.describe(), "resnet 2x8 lines +state");
+  r.mixing = "spirals";
+  EXPECT_EQ(test::error_of([&] { r.resolved(); }), "unknown mixing 'spirals' (expected none | lines)");
+  ModelConfig conv_lines = config("conv", 16, 2, 8);
+  conv_lines.mixing = "lines";
+  EXPECT_EQ(test::error_of([&] { conv_lines.resolved(); }), "mixing 'lines' is a resnet option, not conv's");
   try {
     ModelConfig::from_json(
         R"({"kind":"mlp","hidden":8,"blocks":0,"channels":0,"squeeze_excitation":false,"geometric_head":true,)"
@@ -191,19 +247,21 @@ TEST(Models, TheConfigRoundTripsAndOldFilesMeanThePredecessorsPlanes) {
 }
 
 TEST(Models, ATinyNetOverfitsASmallBatch) {
-  torch::manual_seed(1);
   const Batch b = batch_of_all(first_rows(64));
-  auto net = make_model(config("resnet", 0, 2, 16));
-  torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(3e-3));
-  double first = 0, last = 0;
-  for (int step = 0; step < 150; ++step) {
-    auto loss = torch::binary_cross_entropy_with_logits(net->forward(b.planes), b.targets);
-    adam.zero_grad();
-    loss.backward();
-    adam.step();
-    (step == 0 ? first : last) = loss.item<double>();
+  for (const auto& c : {config("resnet", 0, 2, 16), lines(config("resnet", 0, 2, 16))}) {
+    torch::manual_seed(1);
+    auto net = make_model(c);
+    torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(3e-3));
+    double first = 0, last = 0;
+    for (int step = 0; step < 150; ++step) {
+      auto loss = torch::binary_cross_entropy_with_logits(net->forward(b.planes), b.targets);
+      adam.zero_grad();
+      loss.backward();
+      adam.step();
+      (step == 0 ? first : last) = loss.item<double>();
+    }
+    EXPECT_LT(last, first / 20) << c.describe() << ": " << first << " -> " << last;
   }
-  EXPECT_LT(last, first / 20) << first << " -> " << last;
 }
 
 TrainOptions tiny_run(const std::string& out) {
@@ -530,7 +588,8 @@ TEST(ModelFile, ThePythonPackageReproducesTheCppNetworksAndInputs) {
                         with(config("mlp", 16, 0, 0), encode::InputKind::STATE),
                         with(config("resnet", 0, 2, 8), encode::InputKind::STATE),
                         with(config("attention", 24, 2, 16), encode::InputKind::STATE),
-                        with(config("attention", 0, 1, 8), encode::InputKind::STATE_ATTACKS)}) {
+                        with(config("attention", 0, 1, 8), encode::InputKind::STATE_ATTACKS),
+                        with(lines(config("resnet", 0, 2, 8)), encode::InputKind::STATE)}) {
     auto net = make_model(c);
     net->eval();
     // Non-trivial batch-norm statistics, so that loading them is checked too.

@@ -98,7 +98,8 @@ def describe(c):
     size = f"{c['blocks']}x{c['channels']}"
     text = {"mlp": f"mlp {c['hidden']}", "conv": f"conv {size} fc {c['hidden']}",
             "attention": f"attention {size} h{c['heads']} ff{c['hidden']}",
-            "resnet": f"resnet {size}" + (" se" if c["squeeze_excitation"] else "")}[c["kind"]]
+            "resnet": f"resnet {size}" + (" se" if c["squeeze_excitation"] else "")
+            + ("" if c.get("mixing", "none") == "none" else " " + c["mixing"])}[c["kind"]]
     return text + ("" if c["inputs"] == "planes" else " +" + c["inputs"])
 
 
