@@ -260,25 +260,25 @@ void print_headline(const ordered_json& report) {
   if (report.contains("games")) {
     const auto& g = report["games"];
     const std::string games = fmt::format("{} games vs {}", g["games"].get<int>(), g["opponent"].get<std::string>());
-    fmt::print("  {:<40} {:<24} {} of {}\n", "games ending by the rules, no illegal pick",
+    fmt::print("  {:<44} {:<26} {} of {}\n", "games ending by the rules, no illegal pick",
                percent(g["clean_games_share"], g["clean_games_95ci"], 1), g["clean_games"].get<uint64_t>(), games);
-    fmt::print("  {:<40} {:<24} {} of {} picks\n", "illegal picks per pick",
+    fmt::print("  {:<44} {:<26} {} of {} picks\n", "illegal picks per pick",
                percent(g["illegal_rate_per_pick"], g["illegal_rate_95ci"], 3), g["illegal_picks"].get<uint64_t>(),
                g["model_picks"].get<uint64_t>());
-    fmt::print("  {:<40} {:<24} {} of {} picks in check\n", "  when in check",
+    fmt::print("  {:<44} {:<26} {} of {} picks in check\n", "  when in check",
                percent(g["illegal_rate_in_check"], g["illegal_rate_in_check_95ci"], 3),
                g["illegal_picks_in_check"].get<uint64_t>(), g["picks_in_check"].get<uint64_t>());
-    fmt::print("  {:<40} {:<24} {} of {} picks\n", "  when not in check",
+    fmt::print("  {:<44} {:<26} {} of {} picks\n", "  when not in check",
                percent(g["illegal_rate_not_in_check"], g["illegal_rate_not_in_check_95ci"], 3),
                g["illegal_picks_not_in_check"].get<uint64_t>(), g["picks_not_in_check"].get<uint64_t>());
-    fmt::print("  {:<40} {:<24} {}\n", "plies before the first illegal move",
+    fmt::print("  {:<44} {:<26} {}\n", "plies before the first illegal move",
                fmt::format("{:.1f}  ({:.1f}-{:.1f})", g["mean_plies_before_first_illegal"].get<double>(),
                            g["mean_plies_95ci"][0].get<double>(), g["mean_plies_95ci"][1].get<double>()),
                games);
   }
   if (report.contains("dataset")) {
     const auto& d = report["dataset"];
-    fmt::print("  {:<40} {:<24} {}\n", "exact legal sets", percent(d["exact_set_accuracy"], d["exact_set_95ci"], 2),
+    fmt::print("  {:<44} {:<26} {}\n", "exact legal sets", percent(d["exact_set_accuracy"], d["exact_set_95ci"], 2),
                rows_measured(d));
   }
 }

@@ -700,6 +700,27 @@ TEST(Evaluate, MetricsOfAConstantModelMatchHandComputedValues) {
   testing::internal::GetCapturedStdout();
   EXPECT_EQ(nlohmann::json::parse(again)["games"]["mean_plies_before_first_illegal"],
             report["games"]["mean_plies_before_first_illegal"]);
+  // The headline first; the games' picks in and out of check add up; the table says which rows.
+  const auto& g = report["games"];
+  EXPECT_EQ(g["picks_in_check"].get<uint64_t>() + g["picks_not_in_check"].get<uint64_t>(),
+            g["model_picks"].get<uint64_t>());
+  EXPECT_EQ(g["illegal_picks_in_check"].get<uint64_t>() + g["illegal_picks_not_in_check"].get<uint64_t>(),
+            g["illegal_picks"].get<uint64_t>());
+  EXPECT_EQ(d["rows_in_data"].get<uint64_t>(), reader.num_positions());
+  const std::string first = fmt::format("the first 200 of {} held-out rows", reader.num_positions());
+  ASSERT_NE(table.find(first), std::string::npos) << table;
+  EXPECT_LT(table.find("Headline"), table.find("On " + first));
+  EXPECT_LT(table.find("games ending by the rules"), table.find("plies before the first illegal move"));
+  // Over the whole set the rare kinds are counted in the one pass, with the second pass's figures.
+  o.max_positions = 0;
+  o.games = 0;
+  testing::internal::CaptureStdout();
+  const auto whole = nlohmann::json::parse(run_evaluate(o));
+  const std::string whole_table = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(whole["dataset"]["positions"].get<uint64_t>(), reader.num_positions());
+  EXPECT_NE(whole_table.find(fmt::format("all {} held-out rows", reader.num_positions())), std::string::npos);
+  EXPECT_EQ(whole["dataset"]["rare_moves_whole_set"], d["rare_moves_whole_set"]);
+
   o.data = {dir + "/missing.h5"};
   EXPECT_EQ(test::error_of([&] { run_evaluate(o); }), dir + "/missing.h5: cannot open: no such file or not readable");
 }
