@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
       "the first illegal move, counted as the predecessor did). Prints a table; --report writes JSON."};
   cli::set_version(app, "evaluate");
   nn::EvaluateOptions o;
-  app.add_option("--model", o.model, "Model file (runs/NAME/model.pt)")->required();
+  app.add_option("--model", o.model, "Model file (runs/NAME/model.safetensors)")->required();
   app.add_option("--data", o.data, "Held-out dataset(s)");
   app.add_option("--max-positions", o.max_positions, "Positions evaluated (0: all)")
       ->check(cli::in_range(0, cli::MAX_COUNT))

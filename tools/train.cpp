@@ -16,8 +16,8 @@ int main(int argc, char** argv) {
       "cross-entropy, on CPU or CUDA. Data: --data-mode memory loads the datasets compactly (about 160\n"
       "bytes a position) and shuffles whole epochs; stream reads blocks of 8192 rows as training goes\n"
       "through a shuffle buffer (for datasets larger than memory); auto (default) streams only when the\n"
-      "datasets would take more than half the available memory. Writes OUT/model.pt,\n"
-      "OUT/checkpoint.pt, OUT/metrics.csv and OUT/options.json.\n"
+      "datasets would take more than half the available memory. Writes OUT/model.safetensors,\n"
+      "OUT/checkpoint.safetensors, OUT/metrics.csv and OUT/options.json.\n"
       "Several processes (torchrun's RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, or srun's SLURM_PROCID/\n"
       "SLURM_NTASKS) train one model data-parallel: --batch-size is per process, gradients are averaged,\n"
       "rank 0 writes OUT."};

@@ -383,7 +383,7 @@ void write_gallery(const std::vector<eval::MistakeGroup>& groups, const std::str
 }  // namespace
 
 std::string run_evaluate(const EvaluateOptions& o) {
-  if (o.model.empty()) throw Error("no model: give --model runs/NAME/model.pt");
+  if (o.model.empty()) throw Error("no model: give --model runs/NAME/model.safetensors");
   if (o.data.empty() && o.games == 0 && o.fen.empty()) throw Error("nothing to do: give --data, --games or --fen");
   if (o.opponent != "random" && o.opponent != "self") throw Error("--opponent must be random or self");
   if (!o.picture.empty() && o.fen.empty()) throw Error("--picture needs --fen");

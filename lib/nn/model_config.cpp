@@ -38,6 +38,9 @@ ModelConfig ModelConfig::resolved() const {
   if (c.kind == "attention" && c.channels % c.heads != 0)
     throw Error("attention: --channels " + std::to_string(c.channels) + " must be a multiple of --heads " +
                 std::to_string(c.heads));
+  if (c.min_parameters() > MAX_PARAMETERS)
+    throw Error("model too large: " + c.describe() + " has at least " + std::to_string(c.min_parameters()) +
+                " weights (at most " + std::to_string(MAX_PARAMETERS) + ")");
   return c;
 }
 
@@ -89,6 +92,16 @@ double ModelConfig::forward_flops() const {
   // Line mixing is one [64 x 64] matrix per channel applied densely (nn/models.h: LineMixing).
   const double lines = c.mixing == "lines" ? 2 * squares * squares * d : 0;
   return conv3x3(in, d) + c.blocks * (2.0 * conv3x3(d, d) + lines) + 2 * squares * d * 64;
+}
+
+int64_t ModelConfig::min_parameters() const {
+  // Sizes as resolved() leaves them (each at most 65536): no product below overflows int64.
+  const int64_t in = input_planes(), d = channels, ff = hidden, squares = 64;
+  const int64_t moves = geometric_head ? encode::GEOMETRIC_INDICES : encode::MOVE_INDICES;
+  if (kind == "mlp") return in * squares * ff + ff * moves;
+  if (kind == "conv") return in * 9 * d + (blocks - 1) * 9 * d * d + d * squares * ff + ff * moves;
+  if (kind == "attention") return in * d + blocks * (4 * d * d + 2 * d * ff) + 2 * d * d;
+  return in * 9 * d + blocks * 2 * 9 * d * d + d * squares;  // resnet
 }
 
 std::string ModelConfig::describe() const {

@@ -2,6 +2,7 @@
 // rebuilds its network. No torch here, so tools and tests can read it cheaply.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "encode/inputs.h"
@@ -10,6 +11,10 @@ namespace legalnet::nn {
 
 constexpr const char* MODEL_KINDS = "mlp | conv | resnet | attention";
 constexpr const char* MIXINGS = "none | lines";
+
+// The most weights a net may have (4 GiB in fp32): the largest sizes the options admit
+// multiply to far more (a resnet 256x4096 has 77 G).
+constexpr int64_t MAX_PARAMETERS = int64_t(1) << 30;
 
 struct ModelConfig {
   std::string kind = "resnet";      // mlp | conv | resnet | attention
@@ -41,6 +46,10 @@ struct ModelConfig {
   // Floating-point operations of one forward pass for one position (a multiply-add counts 2;
   // matmuls and convolutions only). A training step costs about 3 times this.
   double forward_flops() const;
+  // A lower bound on the weights (parameters) of the net: its convolutions and matrices,
+  // without biases and norms. resolved() checks it against MAX_PARAMETERS, and a model file's
+  // tensors must hold at least this many floats before its net is built.
+  int64_t min_parameters() const;
   // "resnet 6x32", "resnet 6x32 lines", "mlp 4096", "conv 8x128 fc 1024", "attention 6x64 h4 ff128", then the
   // inputs when they are not the predecessor's planes: "resnet 6x32 +state".
   std::string describe() const;

@@ -1,7 +1,11 @@
-// Model files (model.pt) and training checkpoints. A model file is a TorchScript-compatible
-// archive: the weights by name plus string attributes `legalnet_format`, `legalnet_config`
-// (the architecture, JSON) and `legalnet_training` (how it was trained, JSON), so that
-// evaluate rebuilds the network from the file alone and Python reads it with torch.jit.load.
+// Model files (model.safetensors) and training checkpoints (checkpoint.safetensors), both
+// safetensors (nn/safetensors.h): data only, so that opening a colleague's model runs nothing
+// from it. A model file holds the net's parameters and buffers under torch's names (those of
+// Python's state_dict) and, in the safetensors metadata, `format` (MODEL_FORMAT), `config` (the
+// architecture, JSON) and `training` (how it was trained, JSON): evaluate rebuilds the network
+// from the file alone, and Python reads it with the `safetensors` package. The config travels
+// inside the one file rather than beside it, so a model is one file that is renamed into place
+// whole and cannot be separated from its architecture.
 #pragma once
 
 #include <torch/torch.h>
@@ -12,7 +16,8 @@
 
 namespace legalnet::nn {
 
-constexpr const char* MODEL_FORMAT = "legalnet-model 1";
+constexpr const char* MODEL_FORMAT = "legalnet-model 2";
+constexpr const char* CHECKPOINT_FORMAT = "legalnet-checkpoint 2";
 
 struct LoadedModel {
   ModelConfig config;
@@ -22,10 +27,14 @@ struct LoadedModel {
 
 // Writes atomically (temporary name, then rename).
 void save_model(const std::string& path, const ModelConfig& config, PolicyNet& net, const std::string& training_json);
-// Throws legalnet::Error for a missing, corrupt or foreign file.
+// Throws legalnet::Error for a missing, corrupt, foreign or old (TorchScript) file. Every size is
+// checked before anything is allocated: the header against the file, the config's sizes against
+// MAX_PARAMETERS and against the floats the file holds, then every tensor's name, dtype and
+// shape against the net the config makes.
 LoadedModel load_model(const std::string& path, const torch::Device& device);
 
-// Everything a resumed run needs to continue as if never stopped.
+// Everything a resumed run needs to continue as if never stopped (the data order is a function
+// of seed and step, so no random-number state is kept).
 struct TrainState {
   int64_t step = 0;            // optimizer steps done
   int64_t samples = 0;         // training samples seen
@@ -34,6 +43,9 @@ struct TrainState {
 
 void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyNet& net,
                      torch::optim::Optimizer& optimizer, const TrainState& state);
+// A checkpoint holds the net's tensors as `model.NAME`, the optimizer's per-parameter state as
+// `optimizer.NAME.FIELD` (Adam, AdamW: step, exp_avg, exp_avg_sq; SGD: momentum_buffer), and in
+// its metadata the format, config, optimizer kind, step, samples and elapsed seconds.
 // Loads weights and optimizer state into existing objects (already on `device`); returns the state.
 TrainState load_checkpoint(const std::string& path, const ModelConfig& expected, PolicyNet& net,
                            torch::optim::Optimizer& optimizer, const torch::Device& device);

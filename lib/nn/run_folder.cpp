@@ -10,7 +10,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* RUN_FILES[] = {"model.pt", "checkpoint.pt", "metrics.csv", "options.json"};
+// model.pt and checkpoint.pt are a run of an earlier legalnet (TorchScript files, no longer
+// read): counted as a run, so that only --force replaces them, and moved to replaced/ with it.
+constexpr const char* RUN_FILES[] = {"model.safetensors", "checkpoint.safetensors", "metrics.csv", "options.json",
+                                     "model.pt",          "checkpoint.pt"};
+constexpr const char* OLD_CHECKPOINT = "checkpoint.pt";
 
 }  // namespace
 
@@ -24,8 +28,15 @@ RunFolder::RunFolder(std::string path, bool resume, bool force, const std::vecto
   std::vector<NamedPath> outputs;
   for (const char* name : RUN_FILES) outputs.push_back({"--out", path_ + "/" + name});
   check_outputs_are_not_inputs(outputs, inputs);
+  if (resume && !fs::exists(checkpoint_path()) && fs::exists(path_ + "/" + OLD_CHECKPOINT))
+    throw Error("--resume: '" + path_ + "/" + OLD_CHECKPOINT +
+                "' is a TorchScript checkpoint of an earlier legalnet, which is not read (it can run code); "
+                "start over with --force");
   if (resume && !fs::exists(checkpoint_path())) throw Error("--resume: no checkpoint at '" + checkpoint_path() + "'");
-  if (!resume && !force && (fs::exists(model_path()) || fs::exists(checkpoint_path())))
+  bool holds_run = false;
+  for (const char* name : {"model.safetensors", "checkpoint.safetensors", "model.pt", OLD_CHECKPOINT})
+    holds_run |= fs::exists(path_ + "/" + name);
+  if (!resume && !force && holds_run)
     throw Error("'" + path_ + "' already holds a run; use --resume to continue it or --force to start over");
 }
 

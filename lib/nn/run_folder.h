@@ -1,5 +1,5 @@
-// A training run's folder: options.json, metrics.csv, checkpoint.pt and model.pt, with the
-// rules that keep earlier work safe. No torch here: the trainer saves into the paths it gives.
+// A training run's folder: options.json, metrics.csv, checkpoint.safetensors and
+// model.safetensors, with the rules that keep earlier work safe. No torch here: the trainer saves into the paths it gives.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +18,8 @@ class RunFolder {
   // `inputs` are the run's datasets, which none of the folder's files may be.
   RunFolder(std::string path, bool resume, bool force, const std::vector<NamedPath>& inputs);
 
-  std::string model_path() const { return path_ + "/model.pt"; }
-  std::string checkpoint_path() const { return path_ + "/checkpoint.pt"; }
+  std::string model_path() const { return path_ + "/model.safetensors"; }
+  std::string checkpoint_path() const { return path_ + "/checkpoint.safetensors"; }
   std::string metrics_path() const { return path_ + "/metrics.csv"; }
   std::string options_path() const { return path_ + "/options.json"; }
   std::string replaced_path() const { return path_ + "/replaced"; }

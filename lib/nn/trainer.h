@@ -15,7 +15,7 @@ struct TrainOptions {
   std::vector<std::string> val;   // validation datasets; empty: split `data` by game
   double val_fraction = 0.02;     // share of games held out when `val` is empty
   uint64_t val_max = 20000;       // positions used for each validation pass
-  std::string out;                // run folder: model.pt, checkpoint.pt, metrics.csv, options.json
+  std::string out;                // run folder: model.safetensors, checkpoint.safetensors, metrics.csv, options.json
   ModelConfig model;
   int epochs = 1;
   int64_t max_steps = 0;  // 0: epochs decide

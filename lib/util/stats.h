@@ -17,7 +17,11 @@ inline std::pair<double, double> wilson_interval(uint64_t successes, uint64_t tr
   const double n = double(trials), p = double(successes) / n;
   const double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
   const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n);
-  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+  // The bounds are exact at the ends (0 of n, n of n) and always hold p: rounding would otherwise
+  // put 1 just outside [low, 0.9999999999999999] and the report's checks would refuse it.
+  const double low = successes == 0 ? 0.0 : std::min(p, std::max(0.0, centre - half));
+  const double high = successes == trials ? 1.0 : std::max(p, std::min(1.0, centre + half));
+  return {low, high};
 }
 
 // count out of total, with its value and its interval in one place.

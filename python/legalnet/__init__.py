@@ -2,7 +2,7 @@
 C++ tools encode them. Needs numpy, h5py and torch only.
 
     import legalnet
-    model = legalnet.load_model("runs/r6x32/model.pt")
+    model = legalnet.load_model("runs/r6x32/model.safetensors")
     legalnet.score_fen(model, "startpos")[:3]      # [("e2e4", 0.99...), ...]
 
 On a small machine give torch one thread per process for inference (``torch.set_num_threads(1)``)
@@ -16,13 +16,16 @@ from .attacks import attack_planes
 from .dataset import BatchReader, BlockShuffleSampler, Dataset
 from .fen import BoardState, parse_fen
 from .inputs import INPUT_KINDS, encode_batch, encode_fen, encode_targets, input_kind, squares_from_planes
-from .models import LegalNet, load_model
+from .export import export_model, export_torchscript
+from .model_file import load_model, save_model
+from .models import LegalNet
 from .moves import GEOMETRIC, decode_move, move_index, to_board_order
 
 from ._version import __version__
 __all__ = ["BatchReader", "BlockShuffleSampler", "BoardState", "Dataset", "GEOMETRIC", "INPUT_KINDS", "LegalNet",
-           "attack_planes", "decode_move", "encode_batch", "encode_fen", "encode_targets", "export_torchscript",
-           "input_kind", "load_model", "move_index", "parse_fen", "score_fen", "squares_from_planes", "to_board_order"]
+           "attack_planes", "decode_move", "encode_batch", "encode_fen", "encode_targets", "export_model", "export_torchscript",
+           "input_kind", "load_model", "move_index", "parse_fen", "save_model", "score_fen", "squares_from_planes",
+           "to_board_order"]
 
 
 def score_fen(model, fen, top=None):
@@ -37,11 +40,3 @@ def score_fen(model, fen, top=None):
     order = [int(i) for i in np.argsort(-probs) if GEOMETRIC[i]][:top]
     return [(decode_move(i, fen), float(probs[i])) for i in order]
 
-
-def export_torchscript(model_path, out_path):
-    """Writes a TorchScript file of a model.pt that ``torch.jit.load(out_path)(x)`` runs with no
-    legalnet code installed; its ``inputs`` and ``config_json`` attributes say what x must hold."""
-    model = load_model(model_path)
-    scripted = torch.jit.script(model)
-    scripted.save(str(out_path))
-    return scripted

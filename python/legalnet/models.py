@@ -227,19 +227,3 @@ class LegalNet(nn.Module):
     def forward(self, x):
         return self.net(x)
 
-
-def load_model(path, device="cpu"):
-    """The model of a model.pt written by ``train``, in eval mode on ``device``; ``.inputs`` names
-    its input kind and ``.config`` its architecture."""
-    archive = torch.jit.load(str(path), map_location="cpu")
-    try:
-        config = json.loads(archive.legalnet_config)
-    except AttributeError:
-        raise ValueError(f"{path}: not a legalnet model (no legalnet_config)") from None
-    model = LegalNet(config)
-    state = archive.state_dict()
-    try:
-        model.net.load_state_dict(state)
-    except RuntimeError as e:
-        raise ValueError(f"{path}: the weights do not match the architecture {config}: {e}") from None
-    return model.to(device).eval()

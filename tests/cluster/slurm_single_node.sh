@@ -106,7 +106,7 @@ states=$(scontrol -o show job | grep -o 'JobId=[0-9]* .*JobState=[A-Z_]*' | sed 
 [[ $(wc -l <<<"$states") == 5 ]] || fail "expected 5 jobs (2 array tasks, test set, merge, train): $states"
 grep -qv ' COMPLETED$' <<<"$states" && fail "not all jobs completed: $states"
 # The products.
-for f in tensors/shard-0.h5 tensors/shard-1.h5 tensors/train.h5 tensors/test.h5 runs/test/model.pt \
+for f in tensors/shard-0.h5 tensors/shard-1.h5 tensors/train.h5 tensors/test.h5 runs/test/model.safetensors \
   runs/test/metrics.csv runs/test/report.json; do
   [[ -s $DATA/$f ]] || fail "$f is missing"
 done

@@ -201,6 +201,15 @@ TEST(Stats, WilsonInterval) {
   EXPECT_NEAR(wilson_interval(10, 10).first, 10 / (10 + z2), 1e-12);
   EXPECT_EQ(wilson_interval(10, 10).second, 1.0);
   EXPECT_EQ(wilson_interval(0, 0), std::make_pair(0.0, 0.0));
+  // Every interval holds its proportion exactly (report-html checks it): rounding once put
+  // 49 of 49 just above an upper bound of 0.9999999999999999.
+  for (uint64_t n = 1; n <= 400; ++n)
+    for (uint64_t k : {uint64_t(0), uint64_t(1), n / 2, n - 1, n}) {
+      const auto [lo, hi] = wilson_interval(k, n);
+      const double p = double(k) / double(n);
+      EXPECT_LE(lo, p) << k << " of " << n;
+      EXPECT_GE(hi, p) << k << " of " << n;
+    }
   const Proportion p{1, 10};
   EXPECT_EQ(p.value(), 0.1);
   EXPECT_EQ(p.interval(), wilson_interval(1, 10));

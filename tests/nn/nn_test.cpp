@@ -398,12 +398,12 @@ TEST(Train, ResumedRunEndsWithTheSameWeights) {
     first.data_mode = mode;
     first.stop_at_step = 11;
     run_train(first);
-    EXPECT_FALSE(std::filesystem::exists(dir + "/resumed/model.pt"));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/resumed/model.safetensors"));
     TrainOptions second = tiny_run(dir + "/resumed");
     second.data_mode = mode;
     second.resume = true;
     run_train(second);
-    const auto a = weights(dir + "/straight/model.pt"), b = weights(dir + "/resumed/model.pt");
+    const auto a = weights(dir + "/straight/model.safetensors"), b = weights(dir + "/resumed/model.safetensors");
     ASSERT_EQ(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-6, 1e-7)) << "tensor " << i;
     // metrics.csv has a row every 8 steps and at the end, header once.
@@ -490,7 +490,7 @@ TEST(Train, TwoProcessesTakeTheStepsOfOneWithTheCombinedBatch) {
       fmt::format("OMP_WAIT_POLICY=PASSIVE WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={}", free_port());
   test::run_command(fmt::format(
       "{0} RANK=1 {1} {2} & rank1=$!; {0} RANK=0 {1} {2}; rank0=$?; wait $rank1 && exit $rank0", env, train, options));
-  const auto a = weights(dir + "/one/model.pt"), b = weights(dir + "/two/model.pt");
+  const auto a = weights(dir + "/one/model.safetensors"), b = weights(dir + "/two/model.safetensors");
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6))
@@ -557,7 +557,7 @@ TEST(Train, ADivergingLossStopsWithAClearMessage) {
     EXPECT_NE(std::string(e.what()).find("the loss became"), std::string::npos) << e.what();
     // No checkpoint exists yet: the message must not name one.
     EXPECT_NE(std::string(e.what()).find("no checkpoint was written yet"), std::string::npos) << e.what();
-    EXPECT_FALSE(std::filesystem::exists(dir + "/run/checkpoint.pt"));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/run/checkpoint.safetensors"));
   }
 }
 
@@ -597,7 +597,7 @@ TEST(ModelFile, ThePythonPackageReproducesTheCppNetworksAndInputs) {
       if (b.key().find("running") != std::string::npos) b.value().uniform_(0.5, 1.5);
     const Batch batch = batch_of_all(rows, c.inputs);
     const std::string name = dir + "/" + c.kind + "-" + c.inputs_name();
-    save_model(name + ".pt", c, *net, "{}");
+    save_model(name + ".safetensors", c, *net, "{}");
     write_floats(name + ".inputs.f32", batch.planes);
     write_floats(name + ".targets.f32", batch.targets);
     write_floats(name + ".logits.f32", net->forward(batch.planes));
@@ -616,23 +616,35 @@ TEST(ModelFile, ThePythonPackageReproducesTheCppNetworksAndInputs) {
                           name + " " + tiny_dataset() + " " + std::to_string(rows.size()) + " 2>&1");
     EXPECT_NE(out.find("ok: " + c.describe()), std::string::npos) << out;
     // And back in C++: the file alone rebuilds the network.
-    const LoadedModel loaded = load_model(name + ".pt", torch::kCPU);
+    const LoadedModel loaded = load_model(name + ".safetensors", torch::kCPU);
     EXPECT_EQ(loaded.config.to_json(), c.resolved().to_json());
     loaded.net->eval();
     EXPECT_TRUE(torch::allclose(loaded.net->forward(batch.planes), net->forward(batch.planes)));
+    // And a model Python wrote (its own random weights) gives Python's logits here.
+    const LoadedModel from_python = load_model(name + ".from_python.safetensors", torch::kCPU);
+    EXPECT_EQ(from_python.config.to_json(), c.resolved().to_json());
+    from_python.net->eval();
+    std::vector<float> expected(size_t(batch.planes.size(0)) * encode::MOVE_INDICES);
+    std::ifstream(name + ".from_python.logits.f32", std::ios::binary)
+        .read(reinterpret_cast<char*>(expected.data()), std::streamsize(expected.size() * 4));
+    const auto python_logits = torch::from_blob(expected.data(), {batch.planes.size(0), encode::MOVE_INDICES});
+    EXPECT_LT((from_python.net->forward(batch.planes) - python_logits).abs().max().item<float>(), 1e-5f) << name;
   }
-  std::ofstream(dir + "/junk.pt") << "junk";
-  EXPECT_EQ(test::error_of([&] { load_model(dir + "/junk.pt", torch::kCPU); }).rfind(dir + "/junk.pt: ", 0), 0u);
+  std::ofstream(dir + "/junk.safetensors") << "junk";
+  EXPECT_EQ(test::error_of([&] { load_model(dir + "/junk.safetensors", torch::kCPU); })
+                .rfind(dir + "/junk.safetensors: ", 0),
+            0u);
 
   // torch would load weights of another shape into the net without a word: the file's config
   // says 1x8, its weights are those of a 1x16 net.
   auto wide = make_model(config("resnet", 0, 1, 16));
-  save_model(dir + "/lying.pt", config("resnet", 0, 1, 8), *wide, "{}");
+  save_model(dir + "/lying.safetensors", config("resnet", 0, 1, 8), *wide, "{}");
   try {
-    load_model(dir + "/lying.pt", torch::kCPU);
+    load_model(dir + "/lying.safetensors", torch::kCPU);
     ADD_FAILURE() << "loaded weights that disagree with the config";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("weights do not match the architecture resnet 1x8"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("is F32[16,7,3,3], the architecture resnet 1x8 makes F32[8,7,3,3]"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -656,9 +668,9 @@ TEST(Evaluate, MetricsOfAConstantModelMatchHandComputedValues) {
     for (auto& p : net->named_parameters())
       if (p.key() == "out.bias") p.value().fill_(logit);
   }
-  save_model(dir + "/constant.pt", c, *net, "{}");
+  save_model(dir + "/constant.safetensors", c, *net, "{}");
 
-  EvaluateOptions o = tiny_evaluation(dir + "/constant.pt", dir, 200);
+  EvaluateOptions o = tiny_evaluation(dir + "/constant.safetensors", dir, 200);
   o.games = 3;
   testing::internal::CaptureStdout();
   run_evaluate(o);
@@ -749,8 +761,8 @@ TEST(Evaluate, InputsFromPositionsAreThoseOfTrainingRowsForEveryKind) {
     c.inputs = kind;
     torch::manual_seed(4);
     auto net = make_model(c);
-    save_model(dir + "/model.pt", c, *net, "{}");
-    const EvaluateOptions o = tiny_evaluation(dir + "/model.pt", dir, rows.size());
+    save_model(dir + "/model.safetensors", c, *net, "{}");
+    const EvaluateOptions o = tiny_evaluation(dir + "/model.safetensors", dir, rows.size());
     testing::internal::CaptureStdout();
     run_evaluate(o);
     testing::internal::GetCapturedStdout();

@@ -1,10 +1,13 @@
 """The Python package against what the C++ test wrote for one model (tests/nn/nn_test.cpp):
-NAME.pt, NAME.inputs.f32 / NAME.targets.f32 (the C++ training batch of the dataset's first ROWS
+NAME.safetensors, NAME.inputs.f32 / NAME.targets.f32 (the C++ training batch of the dataset's first ROWS
 rows), NAME.logits.f32 (the C++ logits of those inputs), NAME.fens with NAME.fen_inputs.f32 (the
 C++ inputs of those positions). Checks that legalnet.Dataset gives the same bytes (item by item,
 in batches in any order, and through DataLoader workers), that
 legalnet.load_model gives the same logits within 1e-5, that encode_fen gives the same inputs,
-and that the exported TorchScript reproduces the logits in a process without legalnet.
+that the ONNX (run by onnxruntime), torch.export and TorchScript exports reproduce the logits in a
+process without legalnet, and writes NAME.from_python.safetensors (a model of the same
+architecture with Python's own random weights) with its logits NAME.from_python.logits.f32, which
+the C++ test loads and compares.
 Usage: check_against_cpp.py NAME DATASET ROWS"""
 import os
 import subprocess
@@ -25,7 +28,7 @@ def floats(path, *shape):
 def main(name, dataset, rows):
     rows = int(rows)
     torch.set_num_threads(1)
-    model = legalnet.load_model(name + ".pt")
+    model = legalnet.load_model(name + ".safetensors")
     planes = legalnet.input_kind(model.inputs).planes
     inputs = floats(name + ".inputs.f32", rows, planes, 8, 8)
     targets = floats(name + ".targets.f32", rows, 4096)
@@ -50,22 +53,53 @@ def main(name, dataset, rows):
         assert (mine == fen_inputs[i]).all(), f"encode_fen({fen!r}) differs at {np.argwhere(mine != fen_inputs[i]).tolist()[:5]}"
 
     with tempfile.TemporaryDirectory() as tmp:
-        exported = os.path.join(tmp, "model.ts")
-        legalnet.export_torchscript(name + ".pt", exported)
         np.save(os.path.join(tmp, "x.npy"), inputs)
-        # -I: isolated (no PYTHONPATH, no user site, not the script's folder); run from elsewhere.
-        code = ("import sys, numpy, torch; m = torch.jit.load(sys.argv[1]); "
-                "assert 'legalnet' not in sys.modules; "
-                "out = m(torch.from_numpy(numpy.load(sys.argv[2]))).detach().numpy(); "
-                "numpy.save(sys.argv[3], out); print(m.inputs)")
-        run = subprocess.run([sys.executable, "-I", "-c", code, exported, os.path.join(tmp, "x.npy"),
-                              os.path.join(tmp, "y.npy")], cwd=tmp, capture_output=True, text=True,
-                             env={"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1"})
-        assert run.returncode == 0, run.stderr
-        assert run.stdout.strip() == model.inputs, run.stdout
-        ts_err = float(np.abs(np.load(os.path.join(tmp, "y.npy")) - expected).max())
-        assert ts_err < 1e-5, f"TorchScript logits differ by {ts_err}"
-    print(f"ok: {describe(model.config)} ({rows} rows, {len(fens)} FENs; logits within {err:.1e}, TorchScript {ts_err:.1e})")
+        export_err = {}
+        for extension in (".onnx", ".pt2", ".ts"):
+            exported = os.path.join(tmp, "model" + extension)
+            legalnet.export_model(name + ".safetensors", exported)
+            # -I: isolated (no PYTHONPATH, no user site, not the script's folder); run from elsewhere.
+            run = subprocess.run([sys.executable, "-I", "-c", RUN_EXPORT, exported, os.path.join(tmp, "x.npy"),
+                                  os.path.join(tmp, "y.npy")], cwd=tmp, capture_output=True, text=True,
+                                 env={"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1"})
+            assert run.returncode == 0, run.stderr
+            assert run.stdout.strip() == model.inputs, (extension, run.stdout)
+            export_err[extension] = float(np.abs(np.load(os.path.join(tmp, "y.npy")) - expected).max())
+            assert export_err[extension] < 1e-5, f"{extension} logits differ by {export_err[extension]}"
+
+    # The other way: a model Python wrote, for the C++ test to load.
+    fresh = legalnet.LegalNet(model.config).eval()
+    with torch.no_grad():
+        for key, buffer in fresh.net.named_buffers():
+            if "running" in key:
+                buffer.uniform_(0.5, 1.5)
+        np.asarray(fresh(torch.from_numpy(inputs)).numpy(), dtype=np.float32).tofile(name + ".from_python.logits.f32")
+    legalnet.save_model(fresh, name + ".from_python.safetensors")
+    print(f"ok: {describe(model.config)} ({rows} rows, {len(fens)} FENs; logits within {err:.1e}; exports: " +
+          ", ".join(f"{k} {v:.1e}" for k, v in export_err.items()) + ")")
+
+
+# Runs an exported file with no legalnet: onnxruntime for .onnx, torch.export.load for .pt2,
+# torch.jit.load for .ts; prints the input kind the file names.
+RUN_EXPORT = """
+import json, sys, numpy, torch
+path, x = sys.argv[1], numpy.load(sys.argv[2])
+if path.endswith(".onnx"):
+    import onnx, onnxruntime
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    out = session.run(None, {session.get_inputs()[0].name: x})[0]
+    inputs = {p.key: p.value for p in onnx.load(path).metadata_props}["legalnet_inputs"]
+elif path.endswith(".pt2"):
+    extra = {"legalnet_inputs": ""}
+    program = torch.export.load(path, extra_files=extra)
+    out, inputs = program.module()(torch.from_numpy(x)).detach().numpy(), extra["legalnet_inputs"]
+else:
+    m = torch.jit.load(path)
+    out, inputs = m(torch.from_numpy(x)).detach().numpy(), m.inputs
+assert "legalnet" not in sys.modules
+numpy.save(sys.argv[3], out)
+print(inputs)
+"""
 
 
 def check_batches(data, inputs, targets):

@@ -64,7 +64,7 @@ printf '[Event "e"]\n\n*\n' > empty_game.pgn
 "$bin/tensorize" -q --in empty_game.pgn --out empty.h5
 "$bin/train" -q --data data.h5 --out run --model mlp --hidden 16 --max-steps 3 --batch-size 16 --eval-every 3 \
   --threads 1 --device cpu --precision fp32
-cp run/model.pt model.pt
+cp run/model.safetensors model.safetensors
 set +e
 mkdir folder
 ln -s games.pgn link.pgn
@@ -83,10 +83,10 @@ expect 1 "^tensorize: --out 'data.h5' is also an input of this run \(a shard 'da
 expect 1 "^tensorize: 'folder' is a directory, not a file to write$" "$bin/tensorize" --in games.pgn --out folder
 expect 1 "^tensorize: '/dev/null' is a device, FIFO or socket; this output must be a regular file$" \
   "$bin/tensorize" --in games.pgn --out /dev/null
-expect 1 "^evaluate: --picture 'model.pt' is also an input of this run \(--model 'model.pt'\)" \
-  "$bin/evaluate" --model model.pt --fen startpos --picture model.pt
+expect 1 "^evaluate: --picture 'model.safetensors' is also an input of this run \(--model 'model.safetensors'\)" \
+  "$bin/evaluate" --model model.safetensors --fen startpos --picture model.safetensors
 expect 1 "^evaluate: --picture 'r.json' and --report 'r.json' are the same file$" \
-  "$bin/evaluate" --model model.pt --fen startpos --picture r.json --report r.json
+  "$bin/evaluate" --model model.safetensors --fen startpos --picture r.json --report r.json
 expect 1 "^gen_moves: --stats-json 'g.pgn' and --out 'g.pgn' are the same file$" \
   "$bin/gen_moves" --games 2 --out g.pgn --stats-json g.pgn
 expect 1 "^train: --out 'data.h5' is a file; it must be a run folder" "$bin/train" --data data.h5 --out data.h5
@@ -109,7 +109,7 @@ rm -f pipe
 # 1b. No shell: a picture's name goes to rsvg-convert as an argument, whatever it holds.
 for name in "O'Brien.png" "x'; touch pwned; '.png" '$(touch pwned).png' '-o.png' 'two words.png'; do
   cases=$((cases + 1))
-  if ! err=$("$bin/evaluate" -q --model model.pt --fen startpos --picture "$name" --device cpu 2>&1 >/dev/null); then
+  if ! err=$("$bin/evaluate" -q --model model.safetensors --fen startpos --picture "$name" --device cpu 2>&1 >/dev/null); then
     fail "evaluate --picture '$name': $err"
   elif [[ $(head -c 4 -- "$name" | od -An -c | tr -d ' ') != "211PNG" ]]; then
     fail "evaluate --picture '$name' wrote no PNG under that name"
@@ -118,7 +118,7 @@ for name in "O'Brien.png" "x'; touch pwned; '.png" '$(touch pwned).png' '-o.png'
   rm -f -- "$name" pwned
 done
 expect 1 "^evaluate: cannot write 'p.png': rsvg-convert \(Debian package librsvg2-bin\) failed or is missing; use .svg$" \
-  env PATH=/nonexistent "$bin/evaluate" --model model.pt --fen startpos --picture p.png --device cpu
+  env PATH=/nonexistent "$bin/evaluate" --model model.safetensors --fen startpos --picture p.png --device cpu
 
 # 2. Untrusted values inside valid files (needs h5py to forge them).
 if [[ -n $python ]] && "$python" -c "import h5py" 2>/dev/null; then
@@ -133,16 +133,16 @@ if [[ -n $python ]] && "$python" -c "import h5py" 2>/dev/null; then
   expect 1 "^train: forged2.h5: row 3: castling is 99, not 0..15$" \
     "$bin/train" --data forged2.h5 --out forged-run --max-steps 1 --device cpu
   # A failed --force run leaves the finished one in place.
-  cp -r run kept && cp kept/model.pt kept-model.pt
+  cp -r run kept && cp kept/model.safetensors kept-model.safetensors
   expect 1 "^train: forged.h5: row 5" "$bin/train" --data forged.h5 --out kept --force --device cpu
-  cmp -s kept/model.pt kept-model.pt || fail "train --force lost the previous run"
+  cmp -s kept/model.safetensors kept-model.safetensors || fail "train --force lost the previous run"
 
   # Every reader of a dataset: train, evaluate and merge, each expected to name the file.
   # readers FILE REGEX: the three runs end with one line "<tool>: FILE: REGEX".
   readers() {
     local file=$1 regex=$2
     expect 1 "^train: $file: $regex" "$bin/train" --data "$file" --out never-run --max-steps 1 --device cpu
-    expect 1 "^evaluate: $file: $regex" "$bin/evaluate" --model model.pt --data "$file" --games 0 --device cpu
+    expect 1 "^evaluate: $file: $regex" "$bin/evaluate" --model model.safetensors --data "$file" --games 0 --device cpu
     expect 1 "^tensorize: $file: $regex" "$bin/tensorize" merge --out never.h5 "$file" data.h5
   }
 
@@ -308,8 +308,8 @@ fi
 expect 1 "^tensorize: readme.pgn: not PGN: no tag pair, move number or result in 2 lines$" \
   "$bin/tensorize" --in readme.pgn --out never.h5
 expect 1 "^tensorize: 'fake.pgn.zst' is not zstd data, as its name says$" "$bin/tensorize" --in fake.pgn.zst --out never.h5
-expect 1 "^tensorize: 'model.pt' is not zstd data|^tensorize: model.pt:[0-9]+: binary data" \
-  "$bin/tensorize" --in model.pt --out never.h5
+expect 1 "^tensorize: 'model.safetensors' is not zstd data|^tensorize: model.safetensors:[0-9]+: binary data" \
+  "$bin/tensorize" --in model.safetensors --out never.h5
 
 # 3b. Streams read with bounded memory: a 16 MiB cap on a line (a 1 KB .zst of one endless
 # line), games longer than the 75-move rule allows skipped without keeping their moves, all
@@ -365,8 +365,8 @@ if [[ -n $python ]] && "$python" -c "import h5py" 2>/dev/null; then
 fi
 
 # 4-5. Exceptions of every type and faults around the run become one line, never a crash.
-expect 1 "^evaluate: --fen: FEN field 1: 3 ranks, expected 8$" "$bin/evaluate" --model model.pt --fen "8/8/8 w - - 0 1"
-expect 1 "^evaluate: games.pgn: not a torch archive|^evaluate: games.pgn: cannot read as a torch archive" \
+expect 1 "^evaluate: --fen: FEN field 1: 3 ranks, expected 8$" "$bin/evaluate" --model model.safetensors --fen "8/8/8 w - - 0 1"
+expect 1 "^evaluate: games.pgn: not a safetensors file" \
   "$bin/evaluate" --model games.pgn --games 1
 expect 1 "^tensorize: full.h5: .*File too large$" \
   bash -c "trap '' XFSZ; ulimit -f 100; exec '$bin/tensorize' -q --in many.pgn --out full.h5"
@@ -390,13 +390,13 @@ expect 2 "^train: --data-mode: disk not in" "$bin/train" --data data.h5 --out r 
 expect 2 "^train: --device: device 'gpu': expected auto, cpu, cuda or cuda:N" "$bin/train" --data data.h5 --out r --device gpu
 expect 2 "^train: --inputs: pixels not in" "$bin/train" --data data.h5 --out r --inputs pixels
 expect 2 "^train: --(force|resume) excludes --(resume|force) \(see --help\)$" "$bin/train" --data data.h5 --out run --force --resume
-expect 2 "^evaluate: --threshold: 1\.5 is not a number in 0\.\.1" "$bin/evaluate" --model model.pt --threshold 1.5
-expect 2 "^evaluate: --games: Value 2000000000 not in range" "$bin/evaluate" --model model.pt --games 2000000000
-expect 2 "^evaluate: --opponent: stockfish not in" "$bin/evaluate" --model model.pt --games 1 --opponent stockfish
+expect 2 "^evaluate: --threshold: 1\.5 is not a number in 0\.\.1" "$bin/evaluate" --model model.safetensors --threshold 1.5
+expect 2 "^evaluate: --games: Value 2000000000 not in range" "$bin/evaluate" --model model.safetensors --games 2000000000
+expect 2 "^evaluate: --opponent: stockfish not in" "$bin/evaluate" --model model.safetensors --games 1 --opponent stockfish
 expect 2 "^tensorize: --threads: Value 0 not in range" "$bin/tensorize" --in games.pgn --out t.h5 --threads 0
 
 # 7. Messages that say what is wrong, in the user's words.
-expect 1 "^evaluate: --data: empty.h5 holds no positions to measure$" "$bin/evaluate" --model model.pt --data empty.h5
+expect 1 "^evaluate: --data: empty.h5 holds no positions to measure$" "$bin/evaluate" --model model.safetensors --data empty.h5
 expect 1 "^gen_moves: FEN field 3: castling letter 'H' is Chess960's" \
   "$bin/gen_moves" perft --fen "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1" --depth 1
 

@@ -97,7 +97,7 @@ print("products consistent")
 PY
 
 # A second run redoes nothing; a changed evaluation variable redoes only the report.
-stamp() { stat -c %Y "$data/games/train-0.pgn.zst" "$data/tensors/train.h5" "$data/runs/resnet-default/model.pt" "$data/report/report.json"; }
+stamp() { stat -c %Y "$data/games/train-0.pgn.zst" "$data/tensors/train.h5" "$data/runs/resnet-default/model.safetensors" "$data/report/report.json"; }
 before=$(stamp)
 sleep 1
 make -s -f Makefile.pipeline all "${tiny[@]}" > /dev/null 2>&1

@@ -1,0 +1,189 @@
+"""Model files as lib/nn/model_file.h writes them: safetensors (data only: reading one runs
+nothing from it) with the net's tensors under torch's names and, in the metadata, ``format``
+("legalnet-model 2"), ``config`` (the architecture, JSON) and ``training`` (JSON). Every size is
+checked before the net is built: the header by the safetensors reader, the config against the
+same caps as ModelConfig::resolved() and against the floats the file holds."""
+import json
+import os
+import stat
+import tempfile
+
+import torch
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import save_file
+
+from .inputs import input_kind
+from .models import ARCHITECTURES, LegalNet
+from .moves import GEOMETRIC
+
+MODEL_FORMAT = "legalnet-model 2"
+MAX_PARAMETERS = 1 << 30  # nn::MAX_PARAMETERS
+_LIMITS = {"hidden": 65536, "blocks": 256, "channels": 4096, "heads": 64}
+_OLD_FORMAT = ("a TorchScript archive (the .pt format of earlier legalnet), which can run code when loaded, so it "
+               "is not read; convert it, read as data, with: python -m legalnet convert OLD.pt NEW.safetensors")
+
+
+def resolve_config(config):
+    """ModelConfig::from_json and resolved() of lib/nn/model_config.cpp: the config with each
+    unset size at its kind's default; ValueError for a missing key, a wrong type, an unknown kind
+    or sizes out of range, including a net of more than MAX_PARAMETERS weights."""
+    if not isinstance(config, dict):
+        raise ValueError("the model config is not a JSON object")
+    c = dict(config)
+    c.setdefault("heads", 0)  # absent before the attention model
+    c.setdefault("inputs", "planes")  # absent before the input kinds
+    for key, kind in (("kind", str), ("hidden", int), ("blocks", int), ("channels", int), ("heads", int),
+                      ("squeeze_excitation", bool), ("geometric_head", bool), ("inputs", str)):
+        if key not in c:
+            raise ValueError(f"the model config has no {key!r}")
+        if not isinstance(c[key], kind) or (kind is int and isinstance(c[key], bool)):
+            raise ValueError(f"the model config's {key!r} is not a {kind.__name__}")
+    input_kind(c["inputs"])
+    defaults = {"mlp": {"hidden": 4096}, "conv": {"hidden": 1024, "blocks": 8, "channels": 128},
+                "resnet": {"blocks": 6, "channels": 32}, "attention": {"blocks": 6, "channels": 64, "heads": 4}}
+    if c["kind"] not in ARCHITECTURES:
+        raise ValueError(f"unknown model {c['kind']!r} (expected {' | '.join(ARCHITECTURES)})")
+    for key, value in defaults[c["kind"]].items():
+        if c[key] == 0:
+            c[key] = value
+    if c["kind"] == "attention" and c["hidden"] == 0:
+        c["hidden"] = 2 * c["channels"]
+    if any(not 0 <= c[key] <= limit for key, limit in _LIMITS.items()):
+        raise ValueError(f"model sizes out of range: {c}")
+    if c["kind"] != "mlp" and (c["blocks"] < 1 or c["channels"] < 1):
+        raise ValueError(f"a {c['kind']} needs blocks and channels >= 1")
+    if c["kind"] == "attention" and c["channels"] % c["heads"] != 0:
+        raise ValueError(f"attention: channels {c['channels']} must be a multiple of heads {c['heads']}")
+    if min_parameters(c) > MAX_PARAMETERS:
+        raise ValueError(f"model too large: {c['kind']} {c['blocks']}x{c['channels']} hidden {c['hidden']} has "
+                         f"at least {min_parameters(c)} weights (at most {MAX_PARAMETERS})")
+    return c
+
+
+def min_parameters(c):
+    """ModelConfig::min_parameters(): the net's convolutions and matrices, a lower bound on its weights."""
+    inp, d, ff = input_kind(c["inputs"]).planes, c["channels"], c["hidden"]
+    moves = int(GEOMETRIC.sum()) if c["geometric_head"] else 4096
+    if c["kind"] == "mlp":
+        return inp * 64 * ff + ff * moves
+    if c["kind"] == "conv":
+        return inp * 9 * d + (c["blocks"] - 1) * 9 * d * d + d * 64 * ff + ff * moves
+    if c["kind"] == "attention":
+        return inp * d + c["blocks"] * (4 * d * d + 2 * d * ff) + 2 * d * d
+    return inp * 9 * d + c["blocks"] * 2 * 9 * d * d + d * 64
+
+
+def _is_derived_buffer(name):
+    """The index heads' move maps: built from the config, compared with the file's, never loaded."""
+    return name.rsplit(".", 1)[-1] in ("source", "fixed_off", "impossible")
+
+
+def _open_regular(path):
+    """The first bytes of ``path``, refusing what is not a regular file (a FIFO would never end)
+    and the TorchScript archives of earlier versions."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path}: not a regular file")
+        start = os.read(fd, 8)
+    finally:
+        os.close(fd)
+    if start[:4] == b"PK\x03\x04":
+        raise ValueError(f"{path}: {_OLD_FORMAT}")
+
+
+def load_model(path, device="cpu"):
+    """The model of a model.safetensors written by ``train`` (or save_model), in eval mode on
+    ``device``; ``.inputs`` names its input kind and ``.config`` its architecture. ValueError,
+    naming the file, for anything else."""
+    path = str(path)
+    _open_regular(path)
+    try:
+        with safe_open(path, framework="pt") as f:
+            metadata = f.metadata() or {}
+            if metadata.get("format") != MODEL_FORMAT:
+                raise ValueError(f"{path}: format {metadata.get('format')!r} is not {MODEL_FORMAT!r}")
+            try:
+                config = resolve_config(json.loads(metadata.get("config", "")))
+            except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
+                raise ValueError(f"{path}: config: {str(e)[:200]}") from None
+            # Shapes and dtypes come from the header: nothing of the tensors is read yet.
+            stored = {name: f.get_slice(name) for name in f.keys()}
+            floats = sum(_elements(s.get_shape()) * _dtype_size(s.get_dtype()) for s in stored.values()) // 4
+            if min_parameters(config) > floats:
+                raise ValueError(f"{path}: the config asks for a {config['kind']} {config['blocks']}x"
+                                 f"{config['channels']} hidden {config['hidden']} (at least {min_parameters(config)}"
+                                 f" weights), the file holds {floats * 4} bytes of tensors")
+            model = LegalNet(config)
+            state = model.net.state_dict()
+            for name in stored:
+                if name not in state:
+                    raise ValueError(f"{path}: tensor {name!r} is not part of the architecture {config['kind']}")
+            loaded = {}
+            for name, want in state.items():
+                if name not in stored:
+                    raise ValueError(f"{path}: no tensor {name!r}, which the architecture {config['kind']} needs")
+                shape, dtype = list(stored[name].get_shape()), _TORCH_DTYPES.get(stored[name].get_dtype())
+                if shape != list(want.shape) or dtype != want.dtype:
+                    raise ValueError(f"{path}: {name!r} is {stored[name].get_dtype()}{shape}, the architecture "
+                                     f"makes {want.dtype}{list(want.shape)}")
+                tensor = f.get_tensor(name)
+                if _is_derived_buffer(name) and not torch.equal(tensor, want):
+                    raise ValueError(f"{path}: {name!r} differs from the one the architecture makes")
+                loaded[name] = tensor
+    except SafetensorError as e:
+        raise ValueError(f"{path}: not a safetensors file ({_printable(str(e))})") from None
+    model.net.load_state_dict(loaded)
+    model.training_json = metadata.get("training", "{}")
+    return model.to(device).eval()
+
+
+def save_model(model, path, training=None):
+    """Writes ``model`` (a LegalNet) as a model.safetensors that ``train``'s evaluate and
+    load_model read, through a temporary renamed when complete."""
+    state = {name: t.detach().cpu().contiguous() for name, t in model.net.state_dict().items()}
+    metadata = {"format": MODEL_FORMAT, "config": json.dumps(model.config, separators=(",", ":")),
+                "training": json.dumps(training if training is not None else {})}
+    write_atomically(path, lambda temp: save_file(state, temp, metadata=metadata))
+
+
+def write_atomically(path, write):
+    """Calls ``write(temp)`` for a temporary beside ``path`` and renames it onto ``path`` when
+    ``write`` returns; on failure the temporary is removed and ``path`` is as it was."""
+    path = str(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    # The temporary keeps the extension: some writers (torch.export.save) go by it.
+    fd, temp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", suffix=os.path.splitext(path)[1], dir=folder)
+    os.close(fd)
+    try:
+        write(temp)
+        with open(temp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+_TORCH_DTYPES = {"F32": torch.float32, "I64": torch.int64, "BOOL": torch.bool}
+_DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
+
+
+def _printable(text):
+    """``text`` with what is not printable written as Python escapes: no file's bytes reach a terminal raw."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _dtype_size(name):
+    return _DTYPE_SIZES.get(name, 1)
+
+
+def _elements(shape):
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
