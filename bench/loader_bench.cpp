@@ -11,12 +11,12 @@
 #include <exception>
 
 #include "encode/inputs.h"
-#include "nn/batches.h"
-#include "nn/stream.h"
-#include "nn/training_data.h"
+#include "train/batches.h"
+#include "train/stream.h"
+#include "train/training_data.h"
 
 using namespace legalnet;
-using namespace legalnet::nn;
+using namespace legalnet::train;
 
 namespace {
 

@@ -23,15 +23,16 @@
 #include <algorithm>
 #include <chrono>
 
-#include "nn/batches.h"
+#include "train/batches.h"
 #include "nn/device.h"
 #include "nn/loss.h"
 #include "nn/models.h"
 #include "nn/precision.h"
-#include "nn/stream.h"
+#include "train/stream.h"
 
 using namespace legalnet;
 using namespace legalnet::nn;
+using namespace legalnet::train;
 
 namespace {
 

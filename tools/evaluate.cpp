@@ -4,7 +4,7 @@
 
 #include "cli_options.h"
 #include "nn/device.h"
-#include "nn/evaluator.h"
+#include "run/evaluate.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {
@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
       "errors by kind of move and position) and in games against a random mover or itself (plies before\n"
       "the first illegal move, counted as the predecessor did). Prints a table; --report writes JSON."};
   cli::set_version(app, "evaluate");
-  nn::EvaluateOptions o;
+  run::EvaluateOptions o;
   app.add_option("--model", o.model, "Model file (runs/NAME/model.safetensors)")->required();
   app.add_option("--data", o.data, "Held-out dataset(s)");
   app.add_option("--max-positions", o.max_positions, "Positions evaluated (0: all)")
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   if (const int status = cli::parse(app, argc, argv, "evaluate"); status >= 0) return status;
   o.command_line = command_line(argc, argv);
   return report_errors("evaluate", [&] {
-    nn::run_evaluate(o);
+    run::run_evaluate(o);
     return 0;
   });
 }

@@ -5,7 +5,7 @@
 #include "chess/notation.h"
 #include "chess/perft.h"
 #include "cli_options.h"
-#include "games/gen_moves.h"
+#include "run/gen_moves.h"
 #include "util/console.h"
 #include "util/tool_main.h"
 
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       "--threads; shard K of M holds the contiguous block of games [K*N/M, (K+1)*N/M)."};
   legalnet::cli::set_version(app, "gen_moves");
 
-  GenMovesOptions opt;
+  run::GenMovesOptions opt;
   app.add_option("--games,-n", opt.games, "Number of games in the whole run")
       ->check(cli::in_range(0, cli::MAX_COUNT))
       ->capture_default_str();
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   return report_errors("gen_moves", [&] {
     if (*perft_cmd) return run_perft(fen, depth);
     apply_slurm_array_shard(opt, shard->count() > 0);
-    run_gen_moves(opt);
+    run::run_gen_moves(opt);
     return 0;
   });
 }

@@ -4,7 +4,7 @@
 
 #include "cli_options.h"
 #include "data/dataset_merge.h"
-#include "data/tensorize.h"
+#include "run/tensorize.h"
 #include "util/console.h"
 #include "util/tool_main.h"
 
@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
       "See docs/dataset.md. A game that cannot be read (syntax, a bad FEN tag, an illegal move) or that is\n"
       "another variant (Variant tag, Chess960) is reported and skipped; a file that is not PGN fails the run."};
   cli::set_version(app, "tensorize");
-  TensorizeOptions opt;
+  run::TensorizeOptions opt;
   app.require_subcommand(0, 1);
   app.add_option("--in,-i", opt.inputs, "Input PGN file ('-' for stdin); repeat for several");
   app.add_option("--out,-o", opt.out, "Output dataset (.h5); with --split, NAME.train.h5, NAME.val.h5, ...");
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     }
     if (opt.inputs.empty() || opt.out.empty())
       throw Error("give --in FILE and --out FILE.h5 (or the merge subcommand); see --help");
-    run_tensorize(opt);
+    run::run_tensorize(opt);
     return 0;
   });
 }

@@ -4,7 +4,7 @@
 
 #include "cli_options.h"
 #include "nn/device.h"
-#include "nn/trainer.h"
+#include "run/train.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {
@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
       "rank 0 writes OUT."};
   cli::set_version(app, "train");
   app.set_config("--config", "", "Read options from an INI or TOML file (keys are the long option names)");
-  nn::TrainOptions o;
+  run::TrainOptions o;
   app.add_option("--data", o.data, "Training dataset(s)")->required();
   app.add_option("--val", o.val, "Validation dataset(s); default: a split of --data by game");
   app.add_option("--val-fraction", o.val_fraction, "Share of games held out without --val")
@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
   o.command_line = command_line(argc, argv);
   return report_errors("train", [&] {
     o.model.inputs = encode::parse_input_kind(inputs);
-    o.ranks = nn::process_group_from_environment();
-    nn::run_train(o);
+    o.ranks = train::process_group_from_environment();
+    run::run_train(o);
     return 0;
   });
 }

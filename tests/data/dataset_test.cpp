@@ -9,14 +9,15 @@
 #include "data/dataset_format.h"
 #include "data/dataset_merge.h"
 #include "data/dataset_reader.h"
-#include "data/tensorize.h"
+#include "run/tensorize.h"
 #include "encode/encode.h"
-#include "games/gen_moves.h"
+#include "run/gen_moves.h"
 #include "pgn/pgn_reader.h"
 #include "support/helpers.h"
 #include "util/error.h"
 
 namespace legalnet {
+using namespace run;
 namespace {
 
 std::string make_games(const std::string& dir, uint64_t games, uint64_t seed) {

@@ -14,24 +14,26 @@
 
 #include "chess/movegen.h"
 #include "data/dataset_reader.h"
-#include "data/tensorize.h"
+#include "run/tensorize.h"
 #include "encode/encode.h"
 #include "encode/inputs.h"
-#include "games/gen_moves.h"
-#include "nn/batches.h"
-#include "nn/distributed.h"
-#include "nn/evaluator.h"
+#include "run/gen_moves.h"
+#include "train/batches.h"
+#include "train/distributed.h"
+#include "run/evaluate.h"
 #include "nn/loss.h"
-#include "nn/metrics.h"
+#include "train/metrics.h"
 #include "nn/model_file.h"
 #include "nn/models.h"
 #include "nn/precision.h"
-#include "nn/stream.h"
-#include "nn/trainer.h"
+#include "train/stream.h"
+#include "run/train.h"
 #include "support/helpers.h"
 #include "util/error.h"
 
 namespace legalnet::nn {
+using namespace train;
+using namespace run;
 namespace {
 
 // A model on the predecessor's 7 planes unless the test asks for other inputs (with()).

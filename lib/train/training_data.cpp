@@ -1,4 +1,4 @@
-#include "nn/training_data.h"
+#include "train/training_data.h"
 
 #include <fmt/core.h>
 
@@ -13,7 +13,7 @@
 #include "util/progress.h"
 #include "util/rng.h"
 
-namespace legalnet::nn {
+namespace legalnet::train {
 
 encode::BoardState CompactPositions::state(size_t r) const {
   encode::BoardState s;
@@ -150,4 +150,4 @@ void split_by_game(const CompactPositions& all, double fraction, uint64_t seed, 
     (is_validation_game(all.game[r], fraction, seed) ? validation : train).append_row(all, r);
 }
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace legalnet::nn {
+namespace legalnet::run {
 
 struct EvaluateOptions {
   std::string model;
@@ -34,4 +34,4 @@ struct EvaluateOptions {
 // Runs the evaluation, prints the table on stdout, writes the report; returns the report JSON.
 std::string run_evaluate(const EvaluateOptions& options);
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::run

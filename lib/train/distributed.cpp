@@ -1,4 +1,4 @@
-#include "nn/distributed.h"
+#include "train/distributed.h"
 
 #include <fmt/core.h>
 
@@ -17,7 +17,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
-namespace legalnet::nn {
+namespace legalnet::train {
 namespace {
 
 // An optional integer variable; `fallback` when unset.
@@ -225,4 +225,4 @@ void average_buffers(Collectives& collectives, torch::nn::Module& module) {
     }
 }
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train

@@ -1,4 +1,4 @@
-#include "games/gen_moves.h"
+#include "run/gen_moves.h"
 
 #include <fmt/core.h>
 
@@ -16,7 +16,7 @@
 #include "util/thread_pool.h"
 #include "util/version.h"
 
-namespace legalnet {
+namespace legalnet::run {
 namespace {
 
 constexpr int MAX_PLIES_INDEX = chess::TERMINATION_NB;
@@ -184,4 +184,4 @@ GenMovesStats run_gen_moves(const GenMovesOptions& options) {
   return total;
 }
 
-}  // namespace legalnet
+}  // namespace legalnet::run

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace legalnet::nn {
+namespace legalnet::train {
 
 // Where this process stands in a run.
 struct ProcessGroupSpec {
@@ -23,4 +23,4 @@ struct ProcessGroupSpec {
 // environment). Neither: one process. Throws legalnet::Error naming a malformed variable.
 ProcessGroupSpec process_group_from_environment();
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train

@@ -5,9 +5,9 @@
 
 #include "nn/models.h"
 #include "nn/precision.h"
-#include "nn/training_data.h"
+#include "train/training_data.h"
 
-namespace legalnet::nn {
+namespace legalnet::train {
 
 struct Evaluation {
   double loss = 0;  // BCE with logits, averaged over positions x 4096 like the predecessor's
@@ -23,7 +23,7 @@ struct Evaluation {
 
 // Evaluates in eval mode without gradients, thresholding the sigmoid at 0.5 (logit 0), on
 // inputs of the net's kind (ModelConfig::inputs) computed in `precision`.
-Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch_size, const torch::Device& device,
-                         encode::InputKind inputs, Precision precision);
+Evaluation evaluate_loss(nn::PolicyNet& net, const CompactPositions& data, int batch_size, const torch::Device& device,
+                         encode::InputKind inputs, nn::Precision precision);
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train

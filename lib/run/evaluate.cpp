@@ -1,4 +1,4 @@
-#include "nn/evaluator.h"
+#include "run/evaluate.h"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -27,7 +27,8 @@
 #include "util/stats.h"
 #include "util/version.h"
 
-namespace legalnet::nn {
+namespace legalnet::run {
+using namespace nn;  // the networks this tool runs
 namespace {
 
 using nlohmann::ordered_json;
@@ -488,4 +489,4 @@ std::string run_evaluate(const EvaluateOptions& o) {
   return text;
 }
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::run

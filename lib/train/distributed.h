@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "nn/process_group_spec.h"
+#include "train/process_group_spec.h"
 
-namespace legalnet::nn {
+namespace legalnet::train {
 
 // The collectives of one run. With world_size 1 nothing is opened and every call is a no-op.
 class Collectives {
@@ -54,4 +54,4 @@ void broadcast_state(Collectives& collectives, torch::nn::Module& module);
 // every rank validates and checkpoints the same model.
 void average_buffers(Collectives& collectives, torch::nn::Module& module);
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train

@@ -1,4 +1,4 @@
-#include "nn/trainer.h"
+#include "run/train.h"
 
 #include <fmt/core.h>
 
@@ -9,22 +9,24 @@
 #include <nlohmann/json.hpp>
 
 #include "data/dataset_reader.h"
-#include "nn/batches.h"
+#include "train/batches.h"
 #include "nn/device.h"
-#include "nn/distributed.h"
+#include "train/distributed.h"
 #include "nn/loss.h"
-#include "nn/metrics.h"
+#include "train/metrics.h"
 #include "nn/model_file.h"
 #include "nn/precision.h"
-#include "nn/run_folder.h"
-#include "nn/stream.h"
+#include "train/run_folder.h"
+#include "train/stream.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
 #include "util/version.h"
 
-namespace legalnet::nn {
+namespace legalnet::run {
+using namespace nn;  // the networks this tool runs
+using namespace train;  // the training machinery it wires together
 namespace {
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o, PolicyNet& net) {
@@ -475,4 +477,4 @@ TrainResult run_train(const TrainOptions& o) {
   }
 }
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::run

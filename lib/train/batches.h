@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "encode/encode.h"
-#include "nn/training_data.h"
+#include "train/training_data.h"
 
-namespace legalnet::nn {
+namespace legalnet::train {
 
 struct Batch {
   torch::Tensor planes;   // float [B,C,8,8]: the inputs of encode::write_inputs
@@ -95,4 +95,4 @@ class BatchLoader {
   std::thread thread_;
 };
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train

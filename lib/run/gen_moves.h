@@ -7,7 +7,7 @@
 
 #include "chess/game_end.h"
 
-namespace legalnet {
+namespace legalnet::run {
 
 struct GenMovesOptions {
   uint64_t games = 100;  // games in the whole (unsharded) run
@@ -48,4 +48,4 @@ std::string_view ending_name(int i);
 // Runs the tool; throws legalnet::Error on bad options or failed output.
 GenMovesStats run_gen_moves(const GenMovesOptions& options);
 
-}  // namespace legalnet
+}  // namespace legalnet::run

@@ -1,4 +1,4 @@
-#include "nn/stream.h"
+#include "train/stream.h"
 
 #include <fmt/core.h>
 
@@ -11,7 +11,7 @@
 #include "encode/encode.h"
 #include "util/error.h"
 
-namespace legalnet::nn {
+namespace legalnet::train {
 
 namespace {
 constexpr uint64_t STREAM_TAG = 0x57AEA3ULL << 40;  // keeps the stream's random numbers apart from others
@@ -172,4 +172,4 @@ CompactPositions streamed_validation_rows(const std::vector<std::string>& paths,
   return rows;
 }
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train

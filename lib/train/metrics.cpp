@@ -1,14 +1,14 @@
-#include "nn/metrics.h"
+#include "train/metrics.h"
 
 #include <numeric>
 
-#include "nn/batches.h"
+#include "train/batches.h"
 #include "nn/loss.h"
 
-namespace legalnet::nn {
+namespace legalnet::train {
 
-Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch_size, const torch::Device& device,
-                         encode::InputKind inputs, Precision precision) {
+Evaluation evaluate_loss(nn::PolicyNet& net, const CompactPositions& data, int batch_size, const torch::Device& device,
+                         encode::InputKind inputs, nn::Precision precision) {
   torch::NoGradGuard no_grad;
   net.eval();
   Evaluation e;
@@ -31,4 +31,4 @@ Evaluation evaluate_loss(PolicyNet& net, const CompactPositions& data, int batch
   return e;
 }
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train

@@ -1,11 +1,11 @@
-#include "nn/run_folder.h"
+#include "train/run_folder.h"
 
 #include <filesystem>
 #include <system_error>
 
 #include "util/error.h"
 
-namespace legalnet::nn {
+namespace legalnet::train {
 namespace {
 
 namespace fs = std::filesystem;
@@ -82,4 +82,4 @@ void RunFolder::finish() {
   fs::remove_all(replaced_path(), ec);
 }
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace legalnet {
+namespace legalnet::run {
 
 struct TensorizeOptions {
   std::vector<std::string> inputs;  // PGN files, plain/.gz/.zst, "-" for stdin
@@ -45,4 +45,4 @@ std::vector<std::string> split_part_names(size_t n);
 // the first bad game. Bad games are otherwise reported on stderr and skipped.
 TensorizeSummary run_tensorize(const TensorizeOptions& options);
 
-}  // namespace legalnet
+}  // namespace legalnet::run

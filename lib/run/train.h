@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "nn/model_config.h"
-#include "nn/process_group_spec.h"
+#include "train/process_group_spec.h"
 
-namespace legalnet::nn {
+namespace legalnet::run {
 
 struct TrainOptions {
   std::vector<std::string> data;  // training datasets (several files, or a merged one)
@@ -16,7 +16,7 @@ struct TrainOptions {
   double val_fraction = 0.02;     // share of games held out when `val` is empty
   uint64_t val_max = 20000;       // positions used for each validation pass
   std::string out;                // run folder: model.safetensors, checkpoint.safetensors, metrics.csv, options.json
-  ModelConfig model;
+  nn::ModelConfig model;
   int epochs = 1;
   int64_t max_steps = 0;  // 0: epochs decide
   double max_time = 0;    // seconds of training; 0: no limit
@@ -45,7 +45,7 @@ struct TrainOptions {
   std::string command_line;
   // Several processes: --batch-size is per rank, a step takes world_size x batch_size rows,
   // and only rank 0 writes the run folder.
-  ProcessGroupSpec ranks;
+  train::ProcessGroupSpec ranks;
 };
 
 struct TrainResult {
@@ -60,4 +60,4 @@ TrainResult run_train(const TrainOptions& options);
 // The learning rate at `step` of `total`: linear warm-up, then cosine decay.
 double scheduled_lr(const TrainOptions& options, int64_t step, int64_t total);
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::run

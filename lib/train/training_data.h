@@ -15,7 +15,7 @@ namespace legalnet::data {
 class DatasetReader;
 }
 
-namespace legalnet::nn {
+namespace legalnet::train {
 
 struct CompactPositions {
   std::vector<int8_t> squares;              // 64 per row: +type for white, -type for black, 0 empty
@@ -75,4 +75,4 @@ bool is_validation_game(int64_t game, double fraction, uint64_t seed);
 void split_by_game(const CompactPositions& all, double fraction, uint64_t seed, CompactPositions& train,
                    CompactPositions& validation);
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train

@@ -1,4 +1,4 @@
-#include "data/tensorize.h"
+#include "run/tensorize.h"
 
 #include <fmt/core.h>
 #include <sys/stat.h>
@@ -23,7 +23,7 @@
 #include "util/text.h"
 #include "util/version.h"
 
-namespace legalnet {
+namespace legalnet::run {
 namespace {
 
 constexpr size_t GAMES_PER_BATCH = 32;
@@ -305,4 +305,4 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
   return summary;
 }
 
-}  // namespace legalnet
+}  // namespace legalnet::run

@@ -1,10 +1,10 @@
-#include "nn/batches.h"
+#include "train/batches.h"
 
 #include "encode/encode.h"
 #include "util/error.h"
 #include "util/rng.h"
 
-namespace legalnet::nn {
+namespace legalnet::train {
 
 constexpr size_t QUEUE_DEPTH = 4;
 
@@ -109,4 +109,4 @@ Batch BatchLoader::next() {
   return b;
 }
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train

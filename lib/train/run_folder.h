@@ -9,7 +9,7 @@
 
 #include "util/files.h"
 
-namespace legalnet::nn {
+namespace legalnet::train {
 
 class RunFolder {
  public:
@@ -43,4 +43,4 @@ class RunFolder {
   int64_t last_checkpoint_step_ = -1;
 };
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train

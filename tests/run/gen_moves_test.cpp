@@ -1,4 +1,4 @@
-#include "games/gen_moves.h"
+#include "run/gen_moves.h"
 
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@
 #include "util/error.h"
 
 namespace legalnet {
+using namespace run;
 namespace {
 
 uint64_t fnv1a(const std::string& s) {

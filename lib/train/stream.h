@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "nn/batches.h"
+#include "train/batches.h"
 #include "util/rng.h"
 
 namespace legalnet::data {
 class DatasetReader;
 }
 
-namespace legalnet::nn {
+namespace legalnet::train {
 
 struct StreamOptions {
   std::vector<std::string> paths;
@@ -92,4 +92,4 @@ class StreamBatches : public BatchSource {
 CompactPositions streamed_validation_rows(const std::vector<std::string>& paths, double fraction, uint64_t seed,
                                           int max_ply, uint64_t max_rows);
 
-}  // namespace legalnet::nn
+}  // namespace legalnet::train
