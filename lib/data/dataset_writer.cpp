@@ -2,12 +2,14 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <future>
 
 #include "data/dataset_format.h"
 #include "data/h5.h"
+#include "data/sparse_deflate.h"
 #include "encode/encode.h"
 #include "util/files.h"
 #include "util/thread_pool.h"
@@ -32,16 +34,22 @@ struct CompressedChunk {
 };
 
 // A chunk in zlib's format (RFC 1950), the stream HDF5's deflate filter inflates: a two-byte
-// header, the raw deflate stream and the Adler-32 of the bytes, byte for byte what compress2
-// writes at level 1. The shuffle filter that precedes deflate is the identity for one-byte
-// elements, so the bytes need no shuffling. The deflate stream is made here, the wrapper by
-// hand, because the checksum comes from the caller: computing it over a chunk of masks cost
-// zlib 13% of tensorize's time, and the caller knows it from the few bytes that are not zero
-// (sparse_adler32). Each thread keeps its deflate state and output buffer between chunks.
-std::vector<unsigned char> deflate_chunk(const void* data, size_t size, uint32_t adler) {
+// header, a raw deflate stream and the Adler-32 of the bytes. The shuffle filter that precedes
+// deflate is the identity for one-byte elements, so the bytes need no shuffling.
+void begin_zlib(std::vector<unsigned char>& out) {
+  out.clear();
+  out.push_back(0x78), out.push_back(0x01);  // deflate, 32 KiB window, the fastest levels
+}
+
+void end_zlib(uint32_t adler, std::vector<unsigned char>& out) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<unsigned char>(adler >> (24 - 8 * i)));
+}
+
+// The planes of a chunk, deflated by zlib at level 1 (compress2's settings, byte for byte).
+// Each thread keeps its deflate state between chunks.
+std::vector<unsigned char> deflate_planes(const void* data, size_t size) {
   struct Deflater {
     z_stream z{};
-    std::vector<unsigned char> buffer;
     Deflater() {
       // windowBits -15: raw deflate with compress2's 32 KiB window; memLevel 8 is compress2's.
       if (deflateInit2(&z, GZIP_LEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
@@ -51,18 +59,17 @@ std::vector<unsigned char> deflate_chunk(const void* data, size_t size, uint32_t
   };
   thread_local Deflater d;
   if (deflateReset(&d.z) != Z_OK) throw Error("zlib compression failed");
-  const size_t bound = 2 + deflateBound(&d.z, uLong(size)) + 4;
-  if (d.buffer.size() < bound) d.buffer.resize(bound);
-  unsigned char* out = d.buffer.data();
-  out[0] = 0x78, out[1] = 0x01;  // deflate, 32 KiB window, the fastest levels (as compress2 at 1)
+  std::vector<unsigned char> out;
+  begin_zlib(out);
+  out.resize(2 + deflateBound(&d.z, uLong(size)));
   d.z.next_in = static_cast<Bytef*>(const_cast<void*>(data));
   d.z.avail_in = uInt(size);
-  d.z.next_out = out + 2;
-  d.z.avail_out = uInt(bound - 6);
+  d.z.next_out = out.data() + 2;
+  d.z.avail_out = uInt(out.size() - 2);
   if (deflate(&d.z, Z_FINISH) != Z_STREAM_END) throw Error("zlib compression failed");
-  const size_t written = 2 + d.z.total_out;
-  for (int i = 0; i < 4; ++i) out[written + size_t(i)] = static_cast<unsigned char>(adler >> (24 - 8 * i));
-  return std::vector<unsigned char>(out, out + written + 4);
+  out.resize(2 + d.z.total_out);
+  end_zlib(uint32_t(adler32(1, static_cast<const Bytef*>(data), uInt(size))), out);
+  return out;
 }
 
 // The Adler-32 of `size` bytes that are zero but for a 1 at each of `ones` (distinct offsets):
@@ -75,30 +82,27 @@ uint32_t sparse_adler32(size_t size, const std::vector<uint32_t>& ones) {
 }
 
 CompressedChunk compress_job(const ChunkJob& job) {
-  // Full-size chunks, zero-padded past the last row: HDF5 stores edge chunks whole. The masks'
-  // buffer stays with the thread and is cleared where it was set, not rewritten whole.
+  // Full-size chunks, zero-padded past the last row: HDF5 stores edge chunks whole.
   std::vector<int8_t> planes(size_t(ROWS) * encode::POSITION_SIZE, 0);
   std::memcpy(planes.data(), job.planes.data(), job.planes.size());
-  thread_local std::vector<uint8_t> masks(size_t(ROWS) * encode::MOVE_INDICES, 0);
+  // The masks are never laid out: their stream and checksum come from the offsets of the ones
+  // (data/sparse_deflate.h): tensorize took 2.6 s of CPU for 1.08 M positions instead of 7.2 s.
+  constexpr size_t MASK_BYTES = size_t(ROWS) * encode::MOVE_INDICES;
   thread_local std::vector<uint32_t> ones;
   ones.clear();
   uint32_t begin = 0;
   for (int r = 0; r < job.rows; ++r) {
     const uint32_t row = uint32_t(r) * encode::MOVE_INDICES;
-    for (uint32_t i = begin; i < job.legal_end[size_t(r)]; ++i) {
-      const uint32_t j = row + job.legal[i];
-      if (!masks[j]) masks[j] = 1, ones.push_back(j);  // each byte counted once in the checksum
-    }
+    for (uint32_t i = begin; i < job.legal_end[size_t(r)]; ++i) ones.push_back(row + job.legal[i]);
     begin = job.legal_end[size_t(r)];
   }
-  struct Clear {  // also when compression throws: the next chunk starts from zeros
-    ~Clear() {
-      for (uint32_t j : ones) masks[j] = 0;
-    }
-  } clear;
-  const uLong planes_adler = adler32(1, reinterpret_cast<const Bytef*>(planes.data()), uInt(planes.size()));
-  return {deflate_chunk(planes.data(), planes.size(), uint32_t(planes_adler)),
-          deflate_chunk(masks.data(), masks.size(), sparse_adler32(masks.size(), ones))};
+  std::sort(ones.begin(), ones.end());
+  ones.erase(std::unique(ones.begin(), ones.end()), ones.end());  // each byte is set once
+  CompressedChunk chunk{deflate_planes(planes.data(), planes.size()), {}};
+  begin_zlib(chunk.legal_moves);
+  deflate_ones(MASK_BYTES, ones, chunk.legal_moves);
+  end_zlib(sparse_adler32(MASK_BYTES, ones), chunk.legal_moves);
+  return chunk;
 }
 
 // A one-dimensional per-row or per-game column, appended in slabs.
