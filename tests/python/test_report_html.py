@@ -148,6 +148,44 @@ class ReportHtml(unittest.TestCase):
         self.assertEqual(done.returncode, 1)
         self.assertIn("report.json has no 'illegal_rate_in_check'", done.stderr)
 
+    def test_a_picture_outside_the_folder_is_left_out_with_a_warning(self):
+        # A secret beside the report's folder, and a link out of it: neither reaches the page.
+        outside = os.path.join(os.path.dirname(self.folder), os.path.basename(self.folder) + "-secret.svg")
+        with open(outside, "w") as f:
+            f.write("<svg/>")
+        self.addCleanup(os.remove, outside)
+        os.mkdir(os.path.join(self.folder, "gallery"))
+        os.symlink(outside, os.path.join(self.folder, "gallery", "link.svg"))
+        for name in ("../../" + os.path.basename(outside), outside, "../" * 40 + "etc/passwd", "link.svg",
+                     "a/../../x.svg", "..\\..\\x.svg"):
+            report = copy.deepcopy(REPORT)
+            report["gallery"][0]["picture"] = name
+            done = self.render(report)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+            self.assertIn("is outside the report's folder; left out", done.stderr)
+            text = self.page()
+            self.assertNotIn("secret", text)
+            self.assertNotIn("passwd", text)
+            self.assertNotIn("<img", text)
+        # A picture inside the folder is still shown.
+        with open(os.path.join(self.folder, "gallery", "ok.svg"), "w") as f:
+            f.write("<svg/>")
+        report = copy.deepcopy(REPORT)
+        report["gallery"][0]["picture"] = "ok.svg"
+        done = self.render(report)
+        self.assertEqual((done.returncode, done.stderr), (0, ""))
+        self.assertIn('<img src="gallery/ok.svg"', self.page())
+
+    def test_a_report_that_is_not_json_names_the_file(self):
+        with open(os.path.join(self.folder, "report.json"), "w") as f:
+            f.write("{not json")
+        done = subprocess.run([sys.executable, SCRIPT, self.folder], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 1)
+        self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+        self.assertIn(os.path.join(self.folder, "report.json") + ": not JSON", done.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.folder, "report.html")))
+
 
 if __name__ == "__main__":
     unittest.main()
