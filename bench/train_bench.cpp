@@ -29,6 +29,7 @@
 #include "nn/models.h"
 #include "nn/precision.h"
 #include "train/stream.h"
+#include "util/process.h"
 
 using namespace legalnet;
 using namespace legalnet::nn;

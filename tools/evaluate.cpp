@@ -3,13 +3,13 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_options.h"
-#include "nn/device.h"
 #include "run/evaluate.h"
+#include "util/process.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {
   using namespace legalnet;
-  nn::ensure_passive_openmp(argv);
+  ensure_passive_openmp(argv);
   CLI::App app{
       "evaluate: measures a model written by train on a held-out dataset (BCE, precision/recall/F1, exact sets,\n"
       "errors by kind of move and position) and in games against a random mover or itself (plies before\n"

@@ -3,13 +3,13 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_options.h"
-#include "nn/device.h"
 #include "run/train.h"
+#include "util/process.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {
   using namespace legalnet;
-  nn::ensure_passive_openmp(argv);
+  ensure_passive_openmp(argv);
   CLI::App app{
       "train: trains a policy net (mlp, conv, resnet or attention) to predict the legal moves of a position with "
       "binary\n"

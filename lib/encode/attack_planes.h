@@ -2,7 +2,8 @@
 // 7 planes show where the pieces are, but not which squares the opponent attacks, which pieces
 // are pinned or which squares answer a check, and 84% of a trained net's remaining false
 // positives were moves that leave or put its own king in check. Models built with inputs
-// "attacks" take these 3 planes after the 7 (encode.h), computed from the board alone.
+// "attacks" or "state+attacks" take these 3 planes after the others (inputs.h), computed from
+// the board alone.
 // Boards here are 64 signed piece codes (+type white, -type black, 0 empty; square = rank *
 // 8 + file) and the side to move (+1 white, -1 black), as datasets and training rows hold them.
 #pragma once

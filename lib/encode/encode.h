@@ -1,5 +1,5 @@
-// The bridge from boards to network inputs and targets: 7x8x8 planes and the 4096 move index.
-// This is the only place that knows the encoding; the dataset, the models and evaluate use it.
+// What a dataset stores of a position and its moves: the predecessor's 7x8x8 planes, the 4096
+// move index (from * 64 + to) and the legal-move mask. What a network sees is encode/inputs.h.
 #pragma once
 
 #include <cstdint>

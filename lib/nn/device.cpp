@@ -69,13 +69,6 @@ torch::Device pick_device(const std::string& spec) {
   throw Error("--device " + spec + ": expected auto, cpu, cuda or cuda:N");
 }
 
-void ensure_passive_openmp(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY")) return;
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  setenv("GOMP_SPINCOUNT", "10000", /*overwrite=*/0);
-  execv("/proc/self/exe", argv);  // returns only on failure: then go on with the default policy
-}
-
 void configure_threads(int threads) {
   const int n = threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
   torch::set_num_threads(n);

@@ -17,15 +17,7 @@ torch::Device pick_device(const std::string& spec);
 // Why "auto" would pick the CPU (empty when a GPU is usable), for the tools' verbose output.
 std::string cpu_fallback_reason();
 
-// Sets the OpenMP wait policy to PASSIVE with a short spin (GOMP_SPINCOUNT=10000, about 0.1 ms)
-// unless the user chose a policy, by re-executing the program: libgomp reads them only at
-// start-up. libgomp's default spins for milliseconds, so torch's OpenMP threads fight
-// OpenBLAS's threads and the loader's on small machines (small nets 5-36% slower on 2 cores);
-// no spin at all puts the threads to sleep between the hundreds of small parallel regions of a
-// training step (resnet 6x32: 5-15% slower than the short spin, docs/benchmarks.md).
-void ensure_passive_openmp(char** argv);
-
-// Sets torch's intra-op threads (0: all cores) and one inter-op thread.
+// Sets torch's intra-op threads (0: all cores); the inter-op threads keep torch's default.
 void configure_threads(int threads);
 
 // glibc gives large freed blocks (activations, gradients, HDF5 chunk buffers) back to the

@@ -62,7 +62,8 @@ struct IndexHeadImpl : torch::nn::Module {
 };
 TORCH_MODULE(IndexHead);
 
-// The predecessor's first net: flatten 448 -> hidden -> ReLU -> 4096 (or the 1792 possible).
+// The predecessor's first net: flatten input_planes() * 64 (1152 for the 18 state planes) -> hidden
+// -> ReLU -> 4096 (or the 1792 possible).
 struct MlpImpl : PolicyNet {
   explicit MlpImpl(const ModelConfig& c);
   torch::Tensor forward(torch::Tensor planes) override;

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 
 extern char** environ;
 
@@ -31,6 +33,13 @@ int run_program(const std::vector<std::string>& argv) {
 
 std::string path_argument(const std::string& path) {
   return !path.empty() && path[0] == '-' ? "./" + path : path;
+}
+
+void ensure_passive_openmp(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY")) return;
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  setenv("GOMP_SPINCOUNT", "10000", /*overwrite=*/0);
+  execv("/proc/self/exe", argv);  // returns only on failure: then go on with the default policy
 }
 
 }  // namespace legalnet

@@ -1,5 +1,6 @@
 // Other programs, started without a shell: the arguments go to the program as they are, so a
-// file name with a quote, a space or a '$' is a file name, never a command.
+// file name with a quote, a space or a '$' is a file name, never a command. And the process's
+// own restart with the OpenMP wait policy the tools need (torch-free: main calls it first).
 #pragma once
 
 #include <string>
@@ -14,5 +15,13 @@ int run_program(const std::vector<std::string>& argv);
 
 // A path as an argument that no program reads as an option: "-x.png" becomes "./-x.png".
 std::string path_argument(const std::string& path);
+
+// Sets the OpenMP wait policy to PASSIVE with a short spin (GOMP_SPINCOUNT=10000, about 0.1 ms)
+// unless the user chose a policy, by re-executing the program: libgomp reads them only at
+// start-up. libgomp's default spins for milliseconds, so torch's OpenMP threads fight
+// OpenBLAS's threads and the loader's on small machines (small nets 5-36% slower on 2 cores);
+// no spin at all puts the threads to sleep between the hundreds of small parallel regions of a
+// training step (resnet 6x32: 5-15% slower than the short spin, docs/benchmarks.md).
+void ensure_passive_openmp(char** argv);
 
 }  // namespace legalnet
