@@ -22,6 +22,7 @@ import h5py
 import numpy as np
 import torch
 
+from .fen import position_errors
 from .inputs import encode_batch, input_kind
 from .moves import FLIP_RANKS, MOVE_INDICES
 
@@ -203,6 +204,43 @@ def _adler32(size, offsets, values):
     return b << 16 | a
 
 
+def _check_rows(path, start, planes, castling, en_passant):
+    """ValueError "<file>: row <r>: ..." for the first row the C++ readers refuse
+    (lib/train/training_data.cpp): a plane value other than -1, 0 or +1, castling out of
+    0..15, en_passant out of -1..63, two pieces on a square, or a position the FEN parser
+    refuses (kings, pawns, castling rights, en passant, the side not to move in check)."""
+    n = len(planes)
+    planes = np.asarray(planes).reshape(n, 7, 64)
+    castling = np.asarray(castling).astype(np.int64)
+    en_passant = np.asarray(en_passant).astype(np.int64)
+    value = (planes < -1) | (planes > 1)
+    pieces = (planes[:, 1:] != 0).sum(1)
+    squares = (planes[:, 1:].astype(np.int8) * PIECE_TYPES).sum(1, dtype=np.int8)
+    side = np.where(planes[:, 0, 0] > 0, 1, -1).astype(np.int8)
+    ok = ~value.any((1, 2)) & (castling >= 0) & (castling <= 15) & (en_passant >= -1) & (en_passant <= 63) & \
+        ~(pieces > 1).any(1)
+    position = position_errors(squares[ok], side[ok], castling[ok], en_passant[ok])
+    bad = np.flatnonzero(~ok)
+    if position is not None:
+        bad = np.append(bad, np.flatnonzero(ok)[position[0]])
+    if not len(bad):
+        return
+    r = int(bad.min())
+    if value[r].any():
+        k = int(np.flatnonzero(value[r].reshape(-1))[0])
+        what = f"positions[{k // 64}][{k // 8 % 8}][{k % 8}] is {planes[r].reshape(-1)[k]}, not -1, 0 or +1"
+    elif not 0 <= castling[r] <= 15:
+        what = f"castling is {castling[r]}, not 0..15"
+    elif not -1 <= en_passant[r] <= 63:
+        what = f"en_passant is {en_passant[r]}, not -1..63"
+    elif (pieces[r] > 1).any():
+        what = f"not a position: two pieces on square {'abcdefgh'[int(np.argmax(pieces[r] > 1)) % 8]}" \
+               f"{int(np.argmax(pieces[r] > 1)) // 8 + 1}"
+    else:
+        what = f"not a position: {position[1]}"
+    raise ValueError(f"{path}: row {start + r}: {what}")
+
+
 def _decode(planes, flat, castling, en_passant, ply):
     """Compact rows of the dataset's planes int8 [n, 7, 8, 8] and the offsets (row * 4096 +
     move index) of the nonzero bytes of their masks."""
@@ -243,8 +281,10 @@ class _Reader:
         self.file = _open(path)
         self.positions, self.legal_moves = self.file["positions"], self.file["legal_moves"]
         self.rows = len(self.positions)
-        self.castling = self.file["castling"][:].astype(np.uint8)
-        self.en_passant = self.file["en_passant"][:].astype(np.int8)
+        # As stored, for the checks; the compact rows keep them narrow once checked.
+        self.castling_stored, self.en_passant_stored = self.file["castling"][:], self.file["en_passant"][:]
+        self.castling = self.castling_stored.astype(np.uint8)
+        self.en_passant = self.en_passant_stored.astype(np.int8)
         self.ply = self.file["ply"][:].astype(np.int32) if with_ply else None
         modes = [_direct_read(d) for d in (self.positions, self.legal_moves)]
         same_chunks = self.positions.chunks and self.legal_moves.chunks and \
@@ -318,6 +358,7 @@ class _Reader:
                 raise ValueError(f"{self.path}: the chunk at row {start} of 'legal_moves' does not inflate "
                                  "(incorrect data check)")
             flat = flat[flat < (stop - start) * MOVE_INDICES]
+        _check_rows(self.path, start, planes, self.castling_stored[start:stop], self.en_passant_stored[start:stop])
         return _decode(planes.astype(np.int8, copy=False), flat, self.castling[start:stop],
                        self.en_passant[start:stop], None if self.ply is None else self.ply[start:stop])
 

@@ -108,5 +108,107 @@ class StorageOutsideTheFile(unittest.TestCase):
         np.testing.assert_array_equal(x.numpy(), legalnet.Dataset(self.data)[0][0].numpy())
 
 
+class ValuesTheCppSideRefuses(unittest.TestCase):
+    """Positions and values lib/chess/position.cpp and lib/train/training_data.cpp refuse are
+    refused here too, each with a ValueError naming the field (and for a dataset the file and
+    row), never accepted and never another exception type."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        cls.data = tiny_dataset(cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_encode_fen_refuses_what_the_fen_parser_refuses(self):
+        cases = [
+            ("8/8/8/8/8/8/8/8 w - - 0 1", "FEN field 1: 0 white kings, expected exactly one"),
+            ("k7/8/8/8/8/8/8/KK6 w - - 0 1", "FEN field 1: 2 white kings, expected exactly one"),
+            ("kk6/8/8/8/8/8/8/K7 w - - 0 1", "FEN field 1: 2 black kings, expected exactly one"),
+            ("k6P/8/8/8/8/8/8/K7 w - - 0 1", "FEN field 1: pawn on the first or last rank"),
+            ("k6R/8/8/8/8/8/8/K7 w - - 0 1", "FEN field 1: the side not to move is in check"),
+            ("k7/8/8/8/8/8/8/K8 w - - 0 1", "FEN field 1: rank 1 is longer than 8 squares"),
+            ("k7/8/8/8/8/8/8/K9 w - - 0 1", "FEN field 1: '9' is not a piece"),
+            ("k7/8/8/8/8/8/8/K\u00b26 w - - 0 1", "FEN field 1: '\u00b2' is not a piece"),
+            ("k7/8/8/8/8/8/8/K7 x - - 0 1", "FEN field 2: 'x', expected w or b"),
+            ("k7/8/8/8/8/8/8/K7 w K - 0 1", "FEN field 3: castling right 'K' but the king or rook is not on its square"),
+            ("r3k2r/8/8/8/8/8/8/R3K2R w KK - 0 1", "FEN field 3: castling letter 'K' repeated"),
+            ("r3k2r/8/8/8/8/8/8/R3K2R w HAha - 0 1",
+             "FEN field 3: castling letter 'H' is Chess960's (Shredder-FEN), not standard chess"),
+            ("k7/8/8/8/8/8/8/K7 w - e9 0 1", "FEN field 4: en-passant square 'e9' is not a square"),
+            ("k7/8/8/8/8/8/8/K7 w - e6 0 1", "FEN field 4: en-passant square e6 does not follow a double pawn push"),
+            ("k7/8/8/8/8/8/8/K7 w - - x 1", "FEN field 5: halfmove clock 'x' is not a number"),
+            ("k7/8/8/8/8/8/8/K7 w - - 0 -1", "FEN field 6: fullmove number '-1' is not a number"),
+            ("k7/8/8/8/8/8/8/K7 w - - 0 1 9", "7 fields, expected 6 (or 4 without counters)"),
+            (None, "FEN: NoneType None, not a string"),
+            (b"startpos", "FEN: bytes b'startpos', not a string"),
+        ]
+        for fen, message in cases:
+            with self.subTest(fen=fen):
+                with self.assertRaises(ValueError) as caught:
+                    legalnet.encode_fen(fen)
+                self.assertIn(message, str(caught.exception))
+        # What the C++ parser takes is still taken: an en-passant square kept only when legal.
+        legalnet.encode_fen("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1")
+        legalnet.encode_fen("r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 0 1")
+
+    def forge(self, name, change):
+        path = os.path.join(self.tmp, name)
+        shutil.copy(self.data, path)
+        with h5py.File(path, "r+") as f:
+            change(f)
+        return path
+
+    def refused(self, path, message):
+        readers = [lambda: [legalnet.Dataset(path)[i] for i in range(len(legalnet.Dataset(path)))],
+                   lambda: list(legalnet.BatchReader(path, batch_size=4))]
+        for read in readers:
+            with self.assertRaises(ValueError) as caught:
+                read()
+            self.assertEqual(str(caught.exception), f"{path}: {message}")
+
+    def test_a_dataset_row_the_cpp_readers_refuse(self):
+        def put(column, row, value, index=()):
+            def change(f):
+                values = f[column][row]
+                if index:
+                    values[index] = value
+                else:
+                    values = value
+                f[column][row] = values
+            return change
+
+        def kings_gone(f):
+            p = f["positions"][5]
+            p[6] = 0
+            f["positions"][5] = p
+
+        def second_king(f):
+            p = f["positions"][4]
+            empty = np.flatnonzero(np.abs(p[1:]).sum(0).reshape(-1) == 0)
+            # An empty square far from the black king, so that only the count is wrong.
+            p[6].reshape(-1)[empty[0]] = 1
+            f["positions"][4] = p
+
+        self.refused(self.forge("castling200.h5", put("castling", 3, 200)), "row 3: castling is 200, not 0..15")
+        self.refused(self.forge("ep100.h5", put("en_passant", 2, 100)), "row 2: en_passant is 100, not -1..63")
+        self.refused(self.forge("ep-2.h5", put("en_passant", 6, -2)), "row 6: en_passant is -2, not -1..63")
+        self.refused(self.forge("ep-bad.h5", put("en_passant", 0, 44)),
+                     "row 0: not a position: FEN field 4: en-passant square e6 does not follow a double pawn push")
+        self.refused(self.forge("value7.h5", put("positions", 1, 7, (2, 3, 4))),
+                     "row 1: positions[2][3][4] is 7, not -1, 0 or +1")
+        self.refused(self.forge("no-kings.h5", kings_gone),
+                     "row 5: not a position: FEN field 1: 0 white kings, expected exactly one")
+        self.refused(self.forge("two-kings.h5", second_king),
+                     "row 4: not a position: FEN field 1: 2 white kings, expected exactly one")
+        self.refused(self.forge("two-pieces.h5", put("positions", 0, 1, (3, 0, 0))),
+                     "row 0: not a position: two pieces on square a1")
+        # Row 0 is the start position: without the rook on a1, the right 'Q' is a lie.
+        self.refused(self.forge("castling-rook.h5", put("positions", 0, 0, (4, 0, 0))),
+                     "row 0: not a position: FEN field 3: castling right 'Q' but the king or rook is not on its square")
+
+
 if __name__ == "__main__":
     unittest.main()
