@@ -51,6 +51,13 @@ def _check_storage(path, f):
         if not dset.is_virtual:
             _check_stored_size(path, name, dset)
             continue
+        # HDF5 looks for a relative source under $HDF5_VDS_PREFIX before the file's folder (the
+        # variable outranks any access property): the shards checked here would not be read.
+        prefix = os.environ.get("HDF5_VDS_PREFIX")
+        if prefix:
+            raise ValueError(f"{path}: dataset '{name}' is joined from shards, and HDF5_VDS_PREFIX "
+                             f"({prefix!r:.100}) would make HDF5 read them from elsewhere than beside the file; "
+                             "unset it")
         for source in dset.virtual_sources():
             at = f"{path}: dataset '{name}' is joined from '{source.file_name}'"
             if "%" in source.file_name or source.dset_name.lstrip("/") != name or "/" in name:

@@ -97,6 +97,25 @@ class StorageOutsideTheFile(unittest.TestCase):
         os.mkfifo(fifo)
         self.refused(fifo, "not a regular file (a dataset is read from a file on disk)")
 
+    def test_a_vds_prefix_is_refused_for_a_joined_file(self):
+        # HDF5_VDS_PREFIX makes HDF5 read a joined file's shards from another folder than the one
+        # they were checked in. HDF5 reads the variable when it starts: a child process.
+        shard = os.path.join(self.tmp, "prefix-shard.h5")
+        shutil.copy(self.data, shard)
+        joined = os.path.join(self.tmp, "prefix-joined.h5")
+        subprocess.run([os.path.join(BIN, "tensorize"), "merge", "--out", joined, self.data, shard], check=True,
+                       capture_output=True)
+        code = ("import sys, legalnet\n"
+                "try:\n    legalnet.Dataset(sys.argv[1])\nexcept ValueError as e:\n    print(e)\n")
+        env = dict(os.environ, HDF5_VDS_PREFIX=self.tmp + "/elsewhere",
+                   PYTHONPATH=os.path.join(HERE, "..", "..", "python"))
+        for path, expected in ((joined, f"{joined}: dataset 'castling' is joined from shards, and HDF5_VDS_PREFIX "
+                                          f"('{self.tmp}/elsewhere') would make HDF5 read them from elsewhere than "
+                                          "beside the file; unset it"),
+                               (self.data, "")):
+            done = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, env=env)
+            self.assertEqual((done.returncode, done.stdout.strip()), (0, expected), done.stderr)
+
     def test_merges_own_virtual_datasets_are_read(self):
         shard = os.path.join(self.tmp, "shard.h5")
         shutil.copy(self.data, shard)
