@@ -221,7 +221,8 @@ void Writer::write(const std::string& path) const {
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned, as the reference writer does
   char length[8];
   for (int i = 0; i < 8; ++i) length[i] = char(uint64_t(text.size()) >> (8 * i) & 0xff);
-  OutputFile out(path);
+  // Its files are a run folder's own (train's model and checkpoint): a link there is replaced.
+  OutputFile out(path, Links::REPLACE);
   out.write(std::string_view(length, 8));
   out.write(text);
   for (const Entry& e : entries_) out.write(std::string_view(static_cast<const char*>(e.data), e.bytes));

@@ -73,7 +73,8 @@ class Reader {
 };
 
 // Collects tensors (by pointer: their bytes must stay alive until write) and metadata, and
-// writes them atomically: a temporary renamed onto `path` when complete.
+// writes them atomically: a temporary renamed onto `path` when complete (a symbolic link at
+// `path` is replaced, never written through: the names are the tool's own, in a run folder).
 class Writer {
  public:
   void add(std::string name, Dtype dtype, std::vector<int64_t> shape, const void* data);

@@ -17,6 +17,19 @@ class RunFolder {
   // without a run, resumed (--resume: a checkpoint must be there) or replaced (--force).
   // `inputs` are the run's datasets, which none of the folder's files may be.
   RunFolder(std::string path, bool resume, bool force, const std::vector<NamedPath>& inputs);
+  ~RunFolder();
+  RunFolder(const RunFolder&) = delete;
+  RunFolder& operator=(const RunFolder&) = delete;
+
+  // One train at a time in a folder: an flock on the folder itself, held until this object
+  // ends. The kernel drops it when its process dies, so a crashed run never blocks the next.
+  // Taken here when the folder exists (rank 0 only: the other ranks share its run), else by
+  // start() once it has made the folder. Throws when another process holds it.
+  void lock();
+  // --resume: `options_json` (what options_json() makes of this command line) must agree with
+  // the run's options.json on every option that decides what the run learns; the ones that
+  // only say how long or where it runs may change. Names the first option that differs.
+  void check_resumed_options(const std::string& options_json) const;
 
   std::string model_path() const { return path_ + "/model.safetensors"; }
   std::string checkpoint_path() const { return path_ + "/checkpoint.safetensors"; }
@@ -25,21 +38,24 @@ class RunFolder {
   std::string replaced_path() const { return path_ + "/replaced"; }
 
   // Creates the folder and writes options.json; a new run also starts metrics.csv. With
-  // --force, the previous run's files move to replaced/ first, and stay there until this run
-  // has saved its model: a failed new run never costs the finished old one.
-  void start(const std::string& options_json, const char* csv_header);
+  // --force, the previous run's files move to replaced/ first (a folder marked as train's),
+  // and stay there until this run has saved its model: failed new runs never cost the
+  // finished old one. The run's files are written under their names, never through a link.
+  void start(const std::string& options_json, const std::string& csv_header);
   // Appends one metrics row (flushed: the file is read while training runs).
   void append_metrics(const std::string& row);
   // The step of the last checkpoint this process wrote or resumed from; -1 when none.
   void checkpoint_written(int64_t step) { last_checkpoint_step_ = step; }
   int64_t last_checkpoint_step() const { return last_checkpoint_step_; }
-  // After the model is saved: the replaced run, if any, is deleted.
+  // After the model is saved: the replaced run, if any, is deleted (only a replaced/ train made).
   void finish();
 
  private:
+  void replace_previous_run();
   std::string path_;
   bool resume_, force_;
-  std::ofstream metrics_;
+  int metrics_fd_ = -1;  // metrics.csv, appended to
+  int lock_fd_ = -1;
   int64_t last_checkpoint_step_ = -1;
 };
 

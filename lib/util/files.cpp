@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/text.h"
 
 namespace legalnet {
 namespace {
@@ -104,6 +105,80 @@ void check_outputs_are_not_inputs(const std::vector<NamedPath>& outputs, const s
   }
 }
 
+namespace {
+
+// Where `text` stops being UTF-8 (C1 controls included: JSON holds them, escaped); npos if never.
+size_t first_non_utf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const auto b = static_cast<uint8_t>(text[i]);
+    if (b < 0x80) {
+      ++i;
+    } else if (b == 0xC2 && i + 1 < text.size() && static_cast<uint8_t>(text[i + 1]) >= 0x80 &&
+               static_cast<uint8_t>(text[i + 1]) <= 0x9F) {
+      i += 2;
+    } else if (const size_t n = printable_utf8_length(text, i); n) {
+      i += n;
+    } else {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+void check_output_writable(const NamedPath& output) {
+  if (output.path.empty() || output.path == "-") return;
+  const std::string named = output.option + " '" + printable(output.path) + "'";
+  struct stat st;
+  if (stat(output.path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw Error("'" + printable(output.path) + "' is a directory, not a file to write");
+  // A link the user names is written through: the temporary goes next to the file it names.
+  const std::string target = follow_links(output.path);
+  const size_t slash = target.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : target.substr(0, slash);
+  if (stat(dir.c_str(), &st) != 0) {
+    const std::string why = errno == ENOENT ? std::string("does not exist") : "cannot be reached (" + errno_text() + ")";
+    throw Error(named + ": its folder '" + printable(dir) + "' " + why);
+  }
+  if (!S_ISDIR(st.st_mode)) throw Error(named + ": '" + printable(dir) + "' is not a folder");
+  if (access(dir.c_str(), W_OK | X_OK) != 0 && !is_stream_target(output.path)) {
+    const std::string why = errno_text();
+    throw Error(named + ": cannot write in its folder '" + printable(dir) + "' (" + why + ")");
+  }
+}
+
+void check_output_folder(const NamedPath& folder) {
+  const std::string named = folder.option + " '" + printable(folder.path) + "'";
+  std::string dir = folder.path;
+  struct stat st;
+  while (stat(dir.c_str(), &st) != 0) {  // the nearest part of the path that exists
+    if (errno != ENOENT && errno != ENOTDIR) {
+      const std::string why = errno_text();
+      throw Error(named + ": cannot reach '" + printable(dir) + "' (" + why + ")");
+    }
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    const size_t slash = dir.find_last_of('/');
+    dir = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+  }
+  if (!S_ISDIR(st.st_mode)) throw Error(named + ": '" + printable(dir) + "' is not a folder");
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    const std::string why = errno_text();
+    throw Error(named + ": cannot write in '" + printable(dir) + "' (" + why + ")");
+  }
+}
+
+void check_json_text(const std::string& what, const std::string& text, const NamedPath& json_output) {
+  const size_t bad = first_non_utf8(text);
+  if (bad == std::string_view::npos) return;
+  const std::string cannot = "which " + json_output.option + " '" + printable(json_output.path) + "' (JSON) cannot hold";
+  // In a command line, the word that holds the byte.
+  const size_t begin = text.rfind(' ', bad) == std::string::npos ? 0 : text.rfind(' ', bad) + 1;
+  const std::string word = text.substr(begin, text.find(' ', bad) - begin);
+  if (word == text) throw Error(what + " '" + printable(text) + "' is not UTF-8 text, " + cannot + "; rename it");
+  throw Error(what + " holds '" + printable(word) + "', not UTF-8 text, " + cannot);
+}
+
 bool is_stream_target(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return false;
@@ -114,13 +189,22 @@ bool is_stream_target(const std::string& path) {
 void install_temp_file_cleanup() {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temp_files_and_reraise);
+    // A signal ignored when the tool started (nohup, a shell's background job) stays ignored:
+    // the user asked the run to survive it.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+      std::signal(sig, remove_temp_files_and_reraise);
+    }
   });
 }
 
-AtomicPath::AtomicPath(std::string target) : target_(follow_links(target)) {
+AtomicPath::AtomicPath(std::string target, Links links)
+    : target_(links == Links::FOLLOW ? follow_links(target) : target) {
   struct stat st;
-  if (stat(target_.c_str(), &st) == 0) {
+  // REPLACE: a link is looked at, not through; the rename replaces the link itself.
+  const bool exists = (links == Links::FOLLOW ? stat(target_.c_str(), &st) : lstat(target_.c_str(), &st)) == 0;
+  if (exists && !S_ISLNK(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) throw Error("'" + target + "' is a directory, not a file to write");
     if (!S_ISREG(st.st_mode))
       throw Error("'" + target + "' is a device, FIFO or socket; this output must be a regular file");
@@ -136,15 +220,21 @@ AtomicPath::~AtomicPath() {
   unregister_temp(slot_);
 }
 
-void AtomicPath::commit() {
+void AtomicPath::sync() {
+  if (synced_) return;
   // The data must be on disk before the name says the file is complete.
-  const int fd = open(temp_.c_str(), O_RDONLY);
+  const int fd = open(temp_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL)) {
     const std::string why = errno_text();
     if (fd >= 0) close(fd);
     throw Error("cannot sync '" + temp_ + "': " + why);
   }
   close(fd);
+  synced_ = true;
+}
+
+void AtomicPath::commit() {
+  sync();
   if (std::rename(temp_.c_str(), target_.c_str()) != 0)
     throw Error("cannot rename '" + temp_ + "' to '" + target_ + "': " + errno_text());
   committed_ = true;
@@ -170,15 +260,18 @@ struct OutputFile::Encoder {
   }
 };
 
-OutputFile::OutputFile(const std::string& path) : path_(path) {
+OutputFile::OutputFile(const std::string& path, Links links) : path_(path) {
   if (path == "-") {
     file_ = stdout;
-  } else if (is_stream_target(path)) {
+  } else if (links == Links::FOLLOW && is_stream_target(path)) {
     file_ = std::fopen(path.c_str(), "wb");  // a device or FIFO: written in place
     if (!file_) throw Error("cannot open '" + path + "' for writing: " + errno_text());
   } else {
-    atomic_ = std::make_unique<AtomicPath>(path);
-    file_ = std::fopen(atomic_->temp().c_str(), "wb");
+    atomic_ = std::make_unique<AtomicPath>(path, links);
+    // A new file, never one planted under the temporary's (predictable) name, nor a link there.
+    const int fd = open(atomic_->temp().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    file_ = fd < 0 ? nullptr : fdopen(fd, "wb");
+    if (!file_ && fd >= 0) close(fd);
     if (!file_) throw Error("cannot create '" + atomic_->temp() + "' (for '" + path + "'): " + errno_text());
   }
   if (file_ != stdout) std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
@@ -228,6 +321,13 @@ void OutputFile::write(std::string_view data) {
 }
 
 void OutputFile::commit() {
+  finish();
+  if (atomic_) atomic_->commit();
+}
+
+void OutputFile::finish() {
+  if (finished_) return;
+  if (!file_) throw Error("cannot write '" + path_ + "': an earlier write failed");
   if (encoder_) {
     Encoder& e = *encoder_;
     if (e.kind == Compression::GZIP) {
@@ -251,11 +351,31 @@ void OutputFile::commit() {
     }
   }
   if (std::fflush(file_) != 0) throw Error("cannot write '" + path_ + "': " + errno_text());
-  if (file_ == stdout) return;
-  const int rc = std::fclose(file_);
-  file_ = nullptr;
-  if (rc != 0) throw Error("cannot write '" + path_ + "': " + errno_text());
-  if (atomic_) atomic_->commit();
+  if (file_ != stdout) {
+    const int rc = std::fclose(file_);
+    file_ = nullptr;
+    if (rc != 0) throw Error("cannot write '" + path_ + "': " + errno_text());
+    if (atomic_) atomic_->sync();
+  }
+  finished_ = true;
+}
+
+// ---------------------------------------------------------------------------------------
+// Outputs
+
+void Outputs::add(std::unique_ptr<OutputFile> file) {
+  file->finish();
+  files_.push_back(std::move(file));
+}
+
+void Outputs::add(std::unique_ptr<AtomicPath> path) {
+  path->sync();
+  paths_.push_back(std::move(path));
+}
+
+void Outputs::commit() {
+  for (auto& file : files_) file->commit();
+  for (auto& path : paths_) path->commit();
 }
 
 // ---------------------------------------------------------------------------------------

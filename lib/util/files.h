@@ -9,28 +9,36 @@
 
 namespace legalnet {
 
+// What an output does with a symbolic link under its name. A path the user names is written
+// through (FOLLOW: the file it points to is replaced, the link stays), as the user meant. A
+// name the tool chooses itself inside a folder (a run's metrics.csv, a gallery's pictures) is
+// never followed (REPLACE: the link itself is replaced, what it points to is untouched): in a
+// shared folder anyone may have planted it.
+enum class Links { FOLLOW, REPLACE };
+
 // A temporary path next to `target` (target + ".tmp.<pid>.<n>"), renamed onto the target by
 // commit() and removed by the destructor, or by SIGINT/SIGTERM/SIGHUP, if not committed.
 // An interrupted or failed run therefore never leaves a file under the target's name.
-// A symbolic link is written through (the file it names is replaced, the link stays); a
-// directory, device, FIFO or socket at the target is refused before anything is written.
+// A directory, device, FIFO or socket at the target is refused before anything is written.
 class AtomicPath {
  public:
-  explicit AtomicPath(std::string target);
+  explicit AtomicPath(std::string target, Links links = Links::FOLLOW);
   ~AtomicPath();
   AtomicPath(const AtomicPath&) = delete;
   AtomicPath& operator=(const AtomicPath&) = delete;
 
   const std::string& temp() const { return temp_; }
   const std::string& target() const { return target_; }
-  // Renames the temporary onto the target; throws legalnet::Error on failure.
+  // Puts the temporary's data on disk (once); throws legalnet::Error on failure.
+  void sync();
+  // sync(), then renames the temporary onto the target; throws legalnet::Error on failure.
   void commit();
 
  private:
   std::string target_;
   std::string temp_;
   int slot_ = -1;  // entry in the signal handler's list of paths to remove
-  bool committed_ = false;
+  bool synced_ = false, committed_ = false;
 };
 
 // An output as a tool's option names it, or an input it reads.
@@ -47,6 +55,19 @@ void check_outputs_are_not_inputs(const std::vector<NamedPath>& outputs, const s
 // (there is nothing to rename onto them). Throws legalnet::Error for a directory.
 bool is_stream_target(const std::string& path);
 
+// Refuses, before any work, an output that could not be written at the end: its folder is
+// missing, not a folder or not writable, or a directory holds its name. ("-" passes.)
+void check_output_writable(const NamedPath& output);
+
+// Refuses, before any work, a folder the run will write files in that it could not: one that
+// exists but is not a folder or not writable, or, when it is to be made, whose nearest
+// existing parent is not a writable folder.
+void check_output_folder(const NamedPath& folder);
+
+// Refuses, before any work, text a JSON output will hold that is not UTF-8 (JSON holds only
+// Unicode text, and a name on Linux may be any bytes): `what` names the text, as "--in".
+void check_json_text(const std::string& what, const std::string& text, const NamedPath& json_output);
+
 enum class Compression { NONE, GZIP, ZSTD };
 // Compression chosen by a file name's extension: .gz or .zst.
 Compression compression_for(std::string_view path);
@@ -56,10 +77,14 @@ Compression compression_for(std::string_view path);
 // and the reason.
 class OutputFile {
  public:
-  explicit OutputFile(const std::string& path);
+  explicit OutputFile(const std::string& path, Links links = Links::FOLLOW);
   ~OutputFile();
   void write(std::string_view data);
-  // Completes compression, flushes, syncs and renames onto the target.
+  // Completes compression, flushes and syncs: the file is whole under its temporary name.
+  // A run with several outputs finishes them all, then commits them all: one that fails
+  // while writing any of them leaves none of them renamed.
+  void finish();
+  // finish() (unless done), then renames onto the target.
   void commit();
   const std::string& path() const { return path_; }
 
@@ -70,6 +95,21 @@ class OutputFile {
   std::unique_ptr<AtomicPath> atomic_;
   std::FILE* file_ = nullptr;
   std::unique_ptr<Encoder> encoder_;
+  bool finished_ = false;
+};
+
+// The outputs of one run, taking their names together: each is complete (written and synced
+// under its temporary name) when added, and commit() renames them all. A run that fails
+// before commit() leaves no new file under any output's name.
+class Outputs {
+ public:
+  void add(std::unique_ptr<OutputFile> file);  // finished here if it is not yet
+  void add(std::unique_ptr<AtomicPath> path);   // a temporary another writer completed
+  void commit();
+
+ private:
+  std::vector<std::unique_ptr<OutputFile>> files_;
+  std::vector<std::unique_ptr<AtomicPath>> paths_;
 };
 
 // Reads a plain, gzip or zstd file (detected from its first bytes, not its name); "-" is stdin.
