@@ -69,6 +69,11 @@ MergeSummary merge_datasets(const MergeOptions& o) {
   int64_t source_count = 0;
   for (const auto& in : o.inputs) {
     const DatasetReader reader(in);
+    // The output may not be a file this input reads either: replacing a shard of a joined
+    // input would turn it into a file that maps itself.
+    std::vector<NamedPath> read_by_input;
+    for (const auto& shard : reader.shards()) read_by_input.push_back({"a shard of '" + in + "'", shard});
+    check_outputs_are_not_inputs({{"--out", o.out}}, read_by_input);
     Source s;
     s.path = in;
     s.relative = fs::relative(fs::absolute(in), out_dir).string();

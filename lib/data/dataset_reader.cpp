@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -53,6 +55,7 @@ struct DatasetReader::Impl {
   std::map<std::string, h5::Handle> datasets;  // by path inside the file
   uint64_t positions = 0, games = 0;
   bool joined = false;  // row columns are virtual datasets over shards
+  std::vector<std::string> shards;  // the files they read, as resolved from this file's folder
 
   // Opens a dataset and checks type and shape; returns its first dimension.
   hsize_t open_checked(hid_t parent, const std::string& prefix, const ColumnSpec& e) {
@@ -105,6 +108,12 @@ struct DatasetReader::Impl {
     size_t count = 0;
     h5::check_status(H5Pget_virtual_count(dcpl, &count), path, name);
     const std::string at = path + ": dataset '" + name + "' ";
+    // HDF5 looks for a relative source under $HDF5_VDS_PREFIX before the file's own folder,
+    // and the variable outranks any prefix set on an access list: the shards checked here
+    // would not be the ones read.
+    if (const char* prefix = std::getenv("HDF5_VDS_PREFIX"); prefix && *prefix)
+      throw Error(at + "is joined from shards, and HDF5_VDS_PREFIX ('" + printable(prefix) +
+                  "') would make HDF5 read them from elsewhere than beside the file; unset it");
     const auto dir = std::filesystem::absolute(path).parent_path();
     hsize_t next_row = 0;
     const hsize_t per_row = hsize_t(e.elements_per_row());
@@ -128,6 +137,7 @@ struct DatasetReader::Impl {
       const std::filesystem::path resolved =
           std::filesystem::path(source).is_absolute() ? std::filesystem::path(source) : dir / source;
       check_shard(resolved, source, joined_from, name, e, mapped);
+      if (std::find(shards.begin(), shards.end(), resolved.string()) == shards.end()) shards.push_back(resolved.string());
       next_row += mapped;
     }
     if (next_row != rows) throw Error(at + "maps " + std::to_string(next_row) + " of its " + std::to_string(rows) + " rows");
@@ -275,6 +285,7 @@ const std::string& DatasetReader::path() const { return impl_->path; }
 uint64_t DatasetReader::num_positions() const { return impl_->positions; }
 uint64_t DatasetReader::num_games() const { return impl_->games; }
 bool DatasetReader::joined() const { return impl_->joined; }
+const std::vector<std::string>& DatasetReader::shards() const { return impl_->shards; }
 
 void DatasetReader::read_positions(uint64_t start, uint64_t count, int8_t* out) const {
   impl_->read_slab(POSITIONS, H5T_NATIVE_INT8, start, count, out);

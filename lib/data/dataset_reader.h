@@ -2,6 +2,7 @@
 // dataset present with the expected shape and type. Serves large contiguous slices.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,6 +24,8 @@ class DatasetReader {
   uint64_t num_games() const;
   // Whether its row columns are virtual datasets over shards (merge without --copy).
   bool joined() const;
+  // The shard files a joined dataset reads (paths resolved from its folder); empty if none.
+  const std::vector<std::string>& shards() const;
 
   // Rows [start, start + count): 448 int8 per row, or 4096 uint8 per row.
   void read_positions(uint64_t start, uint64_t count, int8_t* out) const;
@@ -43,5 +46,30 @@ class DatasetReader {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Rows read a slice at a time: 16,384 rows, a multiple of the 256-row chunks, so that a slice
+// inflates whole chunks and holds a few MB whatever the file's size.
+constexpr uint64_t ROW_SLICE = 16384;
+
+// One slice of rows [start, start + count) of `reader`; game_offset is the number of games of
+// the files before it, which turns the slice's game column into an index over all the files.
+struct RowSlice {
+  const DatasetReader& reader;
+  uint64_t start, count;
+  int64_t game_offset;
+};
+
+// Calls fn(RowSlice) for the rows of every file of `paths` in order, ROW_SLICE rows at a time,
+// while fn returns true: the one loop over dataset files that train's loaders and evaluate share.
+template <class Fn>
+void for_each_row_slice(const std::vector<std::string>& paths, Fn fn) {
+  int64_t game_offset = 0;
+  for (const auto& path : paths) {
+    const DatasetReader reader(path);
+    for (uint64_t start = 0; start < reader.num_positions(); start += ROW_SLICE)
+      if (!fn(RowSlice{reader, start, std::min(ROW_SLICE, reader.num_positions() - start), game_offset})) return;
+    game_offset += int64_t(reader.num_games());
+  }
+}
 
 }  // namespace legalnet::data
