@@ -103,6 +103,5 @@ inline Bitboard attacks_bb(PieceType pt, Square s, Bitboard occupied) {
 inline Bitboard between_bb(Square a, Square b) { return tables::between[a][b]; }
 // The whole line through a and b (edge to edge) when they are aligned, else empty.
 inline Bitboard line_bb(Square a, Square b) { return tables::line[a][b]; }
-inline bool aligned(Square a, Square b, Square c) { return line_bb(a, b) & square_bb(c); }
 
 }  // namespace legalnet::chess

@@ -59,13 +59,11 @@ class Position {
   int fullmove_number() const { return 1 + game_ply_ / 2; }
   Bitboard checkers() const { return st().checkers; }
   bool in_check() const { return st().checkers != 0; }
-  Piece captured_piece() const { return st().captured; }
   // Zobrist key of placement, side to move, castling rights and the en-passant square (only
   // when a capture there is legal): equal keys mean a repetition under FIDE and python-chess.
   uint64_t key() const { return st().key; }
   // Keys of the positions before this one since the position was set, oldest first.
   const std::vector<StateInfo>& history() const { return states_; }
-  int plies_played() const { return int(states_.size()) - 1; }
 
   // Attacks
   Bitboard attackers_to(Square s, Bitboard occupied) const;

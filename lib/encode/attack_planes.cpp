@@ -50,18 +50,4 @@ void encode_attack_planes(const int8_t* squares, int side, int8_t* out) {
   for (; check;) out[2 * PLANE_SIZE + pop_lsb(check)] = 1;
 }
 
-bool side_to_move_in_check(const int8_t* squares, int side) {
-  const Board b(squares, side);
-  return b.king != SQ_NONE && king_safety(b.us, b.king, b.ours, b.theirs).checkers;
-}
-
-void square_codes(const int8_t* planes, int8_t* squares) {
-  for (int s = 0; s < 64; ++s) {
-    int8_t code = 0;
-    for (int t = 1; t < PLANES; ++t)
-      if (planes[t * PLANE_SIZE + s]) code = int8_t(planes[t * PLANE_SIZE + s] * t);
-    squares[s] = code;
-  }
-}
-
 }  // namespace legalnet::encode

@@ -22,10 +22,5 @@ constexpr int ATTACK_PLANES = 3;
 // Writes 0/1 to out[ATTACK_PLANES * 64], [plane * 64 + square].
 void encode_attack_planes(const int8_t* squares, int side, int8_t* out);
 
-// Whether the side to move is in check.
-bool side_to_move_in_check(const int8_t* squares, int side);
-
-// The 64 signed piece codes of a position's planes (encode_planes's layout, 448 values).
-void square_codes(const int8_t* planes, int8_t* squares);
 
 }  // namespace legalnet::encode

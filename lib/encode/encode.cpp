@@ -87,4 +87,13 @@ chess::Position decode_position(const int8_t* planes, uint8_t castling, int en_p
   return chess::Position(fen);
 }
 
+void square_codes(const int8_t* planes, int8_t* squares) {
+  for (int s = 0; s < 64; ++s) {
+    int8_t code = 0;
+    for (int t = 1; t < PLANES; ++t)
+      if (planes[t * PLANE_SIZE + s]) code = int8_t(planes[t * PLANE_SIZE + s] * t);
+    squares[s] = code;
+  }
+}
+
 }  // namespace legalnet::encode

@@ -48,4 +48,8 @@ int move_type_of(int index);
 chess::Position decode_position(const int8_t* planes, uint8_t castling, int en_passant, int halfmove_clock,
                                 int fullmove_number);
 
+// The 64 signed piece codes of a position's planes (+type white, -type black, 0 empty), the
+// boards training rows and the attack planes read.
+void square_codes(const int8_t* planes, int8_t* squares);
+
 }  // namespace legalnet::encode

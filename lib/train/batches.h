@@ -80,7 +80,6 @@ class BatchLoader {
   BatchLoader(std::unique_ptr<BatchSource> source, int64_t first_step, const torch::Device& device);
   ~BatchLoader();
   Batch next();
-  int64_t steps_per_epoch() const { return source_->steps_per_epoch(); }
 
  private:
   void produce();

@@ -127,7 +127,7 @@ TEST(AttackPlanes, AgreeWithTheMoveGenerator) {
       const Square to = pop_lsb(steps);
       EXPECT_EQ(legal.contains(Move(king, to)), attacked[to] == 0) << "king to " << int(to);
     }
-    ASSERT_EQ(side_to_move_in_check(squares, planes[0]), pos.in_check());
+    ASSERT_EQ(test::side_to_move_in_check(squares, planes[0]), pos.in_check());
     for (Bitboard ours = pos.pieces(us) & ~square_bb(king); ours;) {
       const Square s = pop_lsb(ours);
       if (pinned[s]) {
@@ -139,7 +139,7 @@ TEST(AttackPlanes, AgreeWithTheMoveGenerator) {
         int8_t without[64];
         std::memcpy(without, squares, 64);
         without[s] = 0;
-        EXPECT_EQ(side_to_move_in_check(without, planes[0]), pinned[s] != 0) << "square " << int(s);
+        EXPECT_EQ(test::side_to_move_in_check(without, planes[0]), pinned[s] != 0) << "square " << int(s);
       }
     }
     int lines = 0;

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "chess/movegen.h"
+#include "encode/attack_planes.h"
 #include "games/random_game.h"
 
 namespace legalnet::test {
@@ -66,6 +67,14 @@ bool has_pinned_piece(const chess::Position& pos) {
         (bishop_attacks(k, occupied) & pos.pieces(~us, BISHOP, QUEEN)))
       return !pos.in_check();
   }
+  return false;
+}
+
+bool side_to_move_in_check(const int8_t* squares, int side) {
+  int8_t planes[encode::ATTACK_PLANES * 64];
+  encode::encode_attack_planes(squares, side, planes);
+  for (int s = 0; s < 64; ++s)
+    if (planes[2 * 64 + s]) return true;
   return false;
 }
 

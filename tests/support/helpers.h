@@ -22,6 +22,10 @@ std::string bin_dir();
 // Whether the side to move, not in check, has a piece pinned to its king.
 bool has_pinned_piece(const chess::Position& pos);
 
+// Whether the side to move is in check, read from the attack planes' check-line plane (which
+// holds at least the checker whenever there is one).
+bool side_to_move_in_check(const int8_t* squares, int side);
+
 // Stockfish's "go perft <depth>" for every FEN, run in one Stockfish process: per FEN, the
 // divide lines ("e2e4: 1"), sorted, and the total.
 struct StockfishPerft {
