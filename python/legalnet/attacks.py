@@ -7,7 +7,7 @@ vectorised over a batch with numpy:
 """
 import numpy as np
 
-from .moves import DIRECTIONS, KNIGHT_JUMPS
+from .squares import DIRECTIONS, KNIGHT_JUMPS
 
 PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING = 1, 2, 3, 4, 5, 6
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .moves import parse_square
+from .attacks import attack_planes
+from .squares import parse_square, square_name
 
 PIECES = "pnbrqk"
 START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
@@ -19,10 +20,6 @@ class BoardState:
     side: int            # +1 white to move, -1 black
     castling: int        # bits 1 K, 2 Q, 4 k, 8 q
     en_passant: int      # square, or -1
-
-
-def _square_name(square):
-    return "abcdefgh"[square % 8] + str(square // 8 + 1)
 
 
 # Castling bit -> (king square, rook square, signed king code, signed rook code), as
@@ -99,7 +96,7 @@ def position_errors(squares, side, castling, en_passant):
     pushed, origin = np.clip(ep - 8 * side, 0, 63), np.clip(ep + 8 * side, 0, 63)
     follows = (ep // 8 == np.where(side > 0, 5, 2)) & (squares[rows, ep] == 0) & (squares[rows, origin] == 0) & \
         (squares[rows, pushed] == -side)
-    checks.append((has_ep & ~follows, lambda r: f"FEN field 4: en-passant square {_square_name(int(ep[r]))} "
+    checks.append((has_ep & ~follows, lambda r: f"FEN field 4: en-passant square {square_name(int(ep[r]))} "
                    "does not follow a double pawn push"))
     checks.append((_king_attacked(squares, side), lambda r: "FEN field 1: the side not to move is in check"))
     bad = np.zeros(n, dtype=bool)
@@ -182,7 +179,6 @@ def parse_fen(fen):
 def _en_passant_is_legal(squares, side, target):
     """Whether a pawn of the side to move can capture en passant on `target` without leaving
     its king in check (the FEN's field is written only then, as python-chess does)."""
-    from .attacks import attack_planes  # the squares the opponent attacks
     if target // 8 != (5 if side > 0 else 2):
         return False
     captured = target - 8 * side

@@ -14,6 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from .attacks import attack_planes
+from .fen import parse_fen
 
 InputKind = namedtuple("InputKind", "name planes mover_frame from_move_generator")
 INPUT_KINDS = {k.name: k for k in (
@@ -95,6 +96,5 @@ def encode_targets(inputs, legal_masks, side):
 
 def encode_fen(fen, inputs="state"):
     """The inputs float32 [C, 8, 8] of one FEN ("startpos" allowed)."""
-    from .fen import parse_fen
     s = parse_fen(fen)
     return encode_batch(inputs, s.squares[None], [s.side], [s.castling], [s.en_passant])[0]

@@ -5,26 +5,14 @@ inputs are in the mover's frame (``state`` inputs) index moves in that frame: bo
 flipped when black moves. Mirrors lib/encode/encode.h and lib/encode/inputs.h."""
 import numpy as np
 
+from .fen import parse_fen
+from .squares import DIRECTIONS, KNIGHT_JUMPS, parse_square, square_name  # noqa: F401 (moves' API)
+
 MOVE_INDICES = 4096
-FILES = "abcdefgh"
 
 # from ^ 56, to ^ 56: the same move seen from the other side of the board.
 FLIP_RANKS = (56 << 6) | 56
 FLIPPED = np.arange(MOVE_INDICES) ^ FLIP_RANKS
-
-DIRECTIONS = [(0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1)]  # (file, rank) steps
-KNIGHT_JUMPS = [(1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2)]
-
-
-def square_name(square):
-    return FILES[square % 8] + str(square // 8 + 1)
-
-
-def parse_square(name):
-    if len(name) != 2 or name[0] not in FILES or name[1] not in "12345678":
-        raise ValueError(f"not a square: {name!r}")
-    return (int(name[1]) - 1) * 8 + FILES.index(name[0])
-
 
 def move_index(uci):
     """The index of a UCI move ("e2e4", "e7e8q": the promotion piece does not change it)."""
@@ -68,7 +56,6 @@ def to_board_order(values, side, mover_frame):
 def decode_move(index, fen):
     """The UCI move of a board index in the position ``fen``: "e2e4", "e7e8q" for a pawn reaching
     the last rank (the queen stands for the four promotions), "e1g1" for castling."""
-    from .fen import parse_fen
     index = int(index)
     if not 0 <= index < MOVE_INDICES:
         raise ValueError(f"move index {index} is not in 0..4095")

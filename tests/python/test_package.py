@@ -53,6 +53,32 @@ class Moves(unittest.TestCase):
         self.assertTrue(torch.equal(back, torch.from_numpy(values)))
 
 
+class Imports(unittest.TestCase):
+    def test_the_modules_import_each_other_one_way(self):
+        # Module-level "from .x import" only, and no cycle: squares is the leaf that moves, fen
+        # and attacks share (a cycle forced imports into function bodies).
+        import ast
+        folder = os.path.join(PACKAGE, "legalnet")
+        graph = {}
+        for name in os.listdir(folder):
+            if not name.endswith(".py") or name in ("__init__.py", "__main__.py"):
+                continue
+            tree = ast.parse(open(os.path.join(folder, name)).read())
+            graph[name[:-3]] = {n.module for n in tree.body if isinstance(n, ast.ImportFrom) and n.level == 1}
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    local = [n for n in ast.walk(node) if isinstance(n, ast.ImportFrom) and n.level == 1]
+                    self.assertEqual(local, [], f"{name}: {node.name} imports legalnet modules in its body")
+        self.assertEqual(graph["squares"], set())
+
+        def visit(module, path):
+            for dep in graph.get(module, ()):
+                self.assertNotIn(dep, path, f"import cycle: {' -> '.join(path + [dep])}")
+                visit(dep, path + [dep])
+        for module in graph:
+            visit(module, [module])
+
+
 class Fen(unittest.TestCase):
     def test_bad_fields_are_named(self):
         for fen, field in (("8/8/8 w - - 0 1", "field 1"), ("8/8/8/8/8/8/8/8 x - - 0 1", "field 2"),
