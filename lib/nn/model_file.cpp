@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "nn/safetensors.h"
@@ -202,6 +203,10 @@ LoadedModel load_model(const std::string& path, const torch::Device& device) {
   m.config = config_of(source);
   const auto& metadata = source.file().metadata();
   m.training_json = metadata.count("training") ? metadata.at("training") : "{}";
+  // Copied into evaluate's report as JSON: checked here, where the file can be named.
+  if (!nlohmann::json::accept(m.training_json))
+    throw Error(path + ": metadata 'training' is not JSON ('" + safetensors::printable(m.training_json.substr(0, 60)) +
+                "')");
   m.net = make_model(m.config);
   load_state(*m.net, source, "", m.config);
   source.check_all_used();
