@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "util/text.h"
 #include "util/version.h"
 
 namespace legalnet::cli {
@@ -65,7 +66,10 @@ inline void add_device_options(CLI::App& app, const DeviceOptions& o) {
 
 // Parses the command line. --help and --version print and give 0; a usage error prints one line,
 // "<tool>: <what> (see --help)", and gives 2; -1 means the run goes on.
+// A --config file's key that names no option is an error, not a silent no-op: a misspelt
+// "learning-rate = 0.1" would otherwise train at the default.
 inline int parse(CLI::App& app, int argc, char** argv, const char* tool) {
+  app.allow_config_extras(CLI::config_extras_mode::error);
   try {
     app.parse(argc, argv);
     return -1;
@@ -73,9 +77,18 @@ inline int parse(CLI::App& app, int argc, char** argv, const char* tool) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
+    if (dynamic_cast<const CLI::ConfigError*>(&e) && app.get_config_ptr()) {
+      const std::string file = app.get_config_ptr()->as<std::string>();
+      const std::string extra = "INI was not able to parse ";
+      std::string key = what.rfind(extra, 0) == 0 ? what.substr(extra.size()) : "";
+      if (key.size() > 3 && key.compare(key.size() - 3, 3, ".++") == 0)  // CLI11's mark of a section's start
+        key = "[" + key.substr(0, key.size() - 3) + "]";
+      what = !key.empty() ? fmt::format("--config '{}': unknown key '{}' (no such option)", file, key)
+                          : fmt::format("--config '{}': {}", file, what);
+    }
     for (char& c : what)
       if (c == '\n') c = ' ';
-    (void)std::fputs(fmt::format("{}: {} (see --help)\n", tool, what).c_str(), stderr);
+    (void)std::fputs(fmt::format("{}: {} (see --help)\n", tool, printable(what, 2000)).c_str(), stderr);
     return 2;
   }
 }
