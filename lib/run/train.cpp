@@ -428,6 +428,8 @@ TrainResult run_train(const TrainOptions& o) {
   for (const auto& path : o.data) inputs.push_back({"--data", path});
   for (const auto& path : o.val) inputs.push_back({"--val", path});
   RunFolder folder(o.out, o.resume, o.force, inputs);
+  if (o.ranks.is_main()) folder.lock();
+  if (o.resume) folder.check_resumed_options(options_json(o, model, precision, 0, 0, 0));
 
   configure_threads(o.threads);
   keep_freed_memory();
