@@ -263,6 +263,15 @@ PY
     fail "merge --copy of a joined file and a '%' shard failed"
   rm -f never-ending shard-f.h5 joined-copy.h5
 
+  # HDF5_VDS_PREFIX would make HDF5 look for a joined file's shards elsewhere than the folder
+  # the readers checked them in: refused while it is set.
+  mkdir -p elsewhere && cp forged.h5 elsewhere/shard-a.h5 && cp forged.h5 elsewhere/shard-b.h5
+  HDF5_VDS_PREFIX=elsewhere readers joined.h5 "dataset 'positions' is joined from shards, and HDF5_VDS_PREFIX \('elsewhere'\) would make HDF5 read them from elsewhere than beside the file; unset it$"
+  cases=$((cases + 1))  # a file that is not joined does not care
+  HDF5_VDS_PREFIX=elsewhere "$bin/tensorize" -q merge --copy --out prefix-copy.h5 data.h5 ||
+    fail "HDF5_VDS_PREFIX refused a file that is not joined"
+  rm -rf elsewhere prefix-copy.h5
+
   # 2c. Sizes a file claims against what it stores: 2^40 rows in a 40 KB file (chunks never
   # written read as zeros), a column never written, a filter that stores any chunk in a few
   # bytes. Refused before the readers allocate what the header claims.
@@ -380,6 +389,90 @@ cases=$((cases + 1))
 cases=$((cases + 1))
 "$bin/tensorize" --in games.pgn --out full-stderr.h5 2>/dev/full || fail "tensorize with stderr on a full device: exit $?"
 
+# 5b. Faults around a training run (issue 27, class 10).
+# A full disk while train checkpoints: one line naming the file, no temporary left. A small
+# tmpfs of 2 MB is a full disk for a net of 2 MB (6 MB of checkpoint); mounting one needs root (or a user namespace).
+mkdir small
+trap 'umount "$work/small" 2>/dev/null; rm -rf "$work"' EXIT
+if mount -t tmpfs -o size=2m tmpfs small 2>/dev/null; then
+  ALLOW_NEW_FILES=1 expect 1 "^train: cannot write 'small/full-run/checkpoint.safetensors': No space left on device$" \
+    "$bin/train" -q --data data.h5 --out small/full-run --model mlp --hidden 256 --max-steps 3 --batch-size 16 \
+    --checkpoint-every 1 --threads 1 --device cpu --precision fp32
+  # A run that resumes on a full disk keeps its checkpoint and model as they were.
+  rm -rf small/full-run && cp -r run small/kept-run && { head -c 4M /dev/zero > small/filler; } 2>/dev/null
+  expect 1 "^train: cannot (write|create) '?small/kept-run/(options.json|metrics.csv|checkpoint.safetensors)" \
+    "$bin/train" -q --data data.h5 --out small/kept-run --resume --model mlp --hidden 16 --max-steps 6 \
+    --batch-size 16 --eval-every 3 --checkpoint-every 1 --threads 1 --device cpu --precision fp32
+  umount small
+else
+  echo "skipped: a full disk needs 'mount -t tmpfs' (root); run the suite as root to test it"
+fi
+rmdir small
+
+# A signal ignored when the tool starts (nohup, a shell's background job) stays ignored: the
+# temporaries' cleanup handler must not make SIGINT or SIGHUP end the run.
+for sig in INT HUP; do
+  cases=$((cases + 1))
+  (trap '' "$sig"; exec "$bin/gen_moves" -q --games 2000000 --threads 1 --out ignored.pgn) &
+  pid=$!
+  for _ in $(seq 20); do sleep 0.1; kill -s "$sig" "$pid" 2>/dev/null; done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid"
+    wait "$pid"
+  else
+    wait "$pid"
+    rc=$?
+    ((rc == 0)) || fail "gen_moves with SIG$sig ignored: ended by the ignored signal (exit $rc)"
+  fi
+  [[ -z $(find . -name 'ignored.pgn*') ]] || fail "gen_moves ended by SIGTERM left $(find . -name 'ignored.pgn*')"
+done
+
+# One train at a time in a run folder: the second is refused while the first holds the
+# folder's lock; a lock whose process died blocks nothing.
+exec {held}<run  # this shell holds the lock, as a train running there would
+flock -x "$held"
+expect 1 "^train: 'run' is in use by another train \(it holds the folder's lock\); wait for it to end, or use another --out$" \
+  "$bin/train" --data data.h5 --out run --resume --model mlp --hidden 16 --batch-size 16 --device cpu
+expect 1 "^train: 'run' is in use by another train" "$bin/train" --data data.h5 --out run --force --device cpu
+exec {held}<&-
+cp -r run resumed
+cases=$((cases + 1))
+{ (flock -x 9 && kill -KILL $BASHPID) 9<resumed; } 2>/dev/null  # a process that dies holding the lock
+"$bin/train" -q --data data.h5 --out resumed --resume --model mlp --hidden 16 --max-steps 5 --batch-size 16 \
+  --eval-every 3 --threads 2 --device cpu --precision fp32 || fail "train --resume after a dead lock holder failed"
+
+# --resume continues the same run: other data or hyperparameters are refused, naming the first
+# option that differs; the run's length and where it runs may change (done just above).
+resume() { expect 1 "$1" "$bin/train" --data data.h5 --out run --resume --device cpu "${@:2}"; }
+same=(--model mlp --hidden 16)
+resume "^train: --resume: --lr is 0.01 here but 0.002 in the run being resumed \('run/options.json'\); resume with the run's value, or start a new run$" "${same[@]}" --batch-size 16 --lr 0.01
+resume "^train: --resume: --hidden is 32 here but 16 in the run being resumed" --model mlp --hidden 32 --batch-size 16
+resume "^train: --resume: --seed is 7 here but 0 in the run being resumed" "${same[@]}" --batch-size 16 --seed 7
+resume "^train: --resume: --optimizer is \"sgd\" here but \"adam(w)?\" in the run being resumed" "${same[@]}" --batch-size 16 --optimizer sgd
+resume "^train: --resume: --batch-size is 32 here but 16 in the run being resumed" "${same[@]}" --batch-size 32
+cp data.h5 other.h5
+expect 1 "^train: --resume: --data is \[\"other.h5\"\] here but \[\"data.h5\"\] in the run being resumed" \
+  "$bin/train" --data other.h5 --out run --resume --model mlp --hidden 16 --batch-size 16 --device cpu
+rm -rf resumed other.h5
+
+# JSON inside a file names the file: a model whose 'training' metadata is not JSON, a run whose
+# options.json is not.
+if [[ -n $python ]] && "$python" -c "import safetensors" 2>/dev/null; then
+  "$python" -c "
+from safetensors import safe_open
+from safetensors.numpy import load_file, save_file
+with safe_open('model.safetensors', 'np') as f:
+    metadata = f.metadata()
+metadata['training'] = '{not json'
+save_file(load_file('model.safetensors'), 'bad-training.safetensors', metadata=metadata)"
+  expect 1 "^evaluate: bad-training.safetensors: metadata 'training' is not JSON \('\{not json'\)$" \
+    "$bin/evaluate" --model bad-training.safetensors --fen startpos --device cpu
+fi
+cp -r run bad-options && printf '{"lr": 0.002,' > bad-options/options.json
+expect 1 "^train: bad-options/options.json: not JSON \(" \
+  "$bin/train" --data data.h5 --out bad-options --resume --model mlp --hidden 16 --batch-size 16 --device cpu
+rm -rf bad-options
+
 # 6. Options: checked by the parser, before any work, with the range in plain numbers.
 expect 2 "^gen_moves: --games: -1 is not a number in 0\.\.1e\+12 \(see --help\)$" "$bin/gen_moves" --games -1 --out x.pgn
 expect 2 "^train: --lr: nan is not a number in" "$bin/train" --data data.h5 --out r --lr nan
@@ -394,6 +487,14 @@ expect 2 "^evaluate: --threshold: 1\.5 is not a number in 0\.\.1" "$bin/evaluate
 expect 2 "^evaluate: --games: Value 2000000000 not in range" "$bin/evaluate" --model model.safetensors --games 2000000000
 expect 2 "^evaluate: --opponent: stockfish not in" "$bin/evaluate" --model model.safetensors --games 1 --opponent stockfish
 expect 2 "^tensorize: --threads: Value 0 not in range" "$bin/tensorize" --in games.pgn --out t.h5 --threads 0
+
+# --config: a key that names no option is an error naming the key and the file.
+printf 'lr = 0.01\nlearning-rate = 0.1\n' > typo.ini
+expect 2 "^train: --config 'typo.ini': unknown key 'learning-rate' \(no such option\) \(see --help\)$" \
+  "$bin/train" --config typo.ini --data data.h5 --out never-run --max-steps 1 --device cpu
+printf '[section]\nlr = 0.01\n' > section.ini
+expect 2 "^train: --config 'section.ini': unknown key '\[section\]' \(no such option\) \(see --help\)$" \
+  "$bin/train" --config section.ini --data data.h5 --out never-run --max-steps 1 --device cpu
 
 # 7. Messages that say what is wrong, in the user's words.
 expect 1 "^evaluate: --data: empty.h5 holds no positions to measure$" "$bin/evaluate" --model model.safetensors --data empty.h5
