@@ -157,6 +157,7 @@ void write_dataset_attributes(hid_t file, const DatasetProvenance& p, uint64_t r
 struct DatasetWriter::Impl {
   std::string path;
   AtomicPath atomic;
+  bool committed = false;
   ThreadPool& pool;
   h5::Handle file, games_group, positions, legal_moves;
   uint64_t rows = 0, games = 0, chunks_submitted = 0, chunks_written = 0;
@@ -339,7 +340,16 @@ void DatasetWriter::finish(const DatasetProvenance& p) {
   d.games_group.reset();
   // Closing writes the metadata: a failure here (a full disk) must not be ignored.
   h5::check_status(H5Fclose(d.file.release()), d.path, "close");
-  d.atomic.commit();
+  d.atomic.sync();
+}
+
+void DatasetWriter::commit() {
+  impl_->atomic.commit();
+  impl_->committed = true;
+}
+
+const std::string& DatasetWriter::finished_path() const {
+  return impl_->committed ? impl_->path : impl_->atomic.temp();
 }
 
 }  // namespace legalnet::data

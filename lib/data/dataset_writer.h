@@ -1,5 +1,5 @@
 // Writes a legalnet dataset (docs/dataset.md) to a temporary file next to the target and renames
-// it when finish() succeeds; a failed or interrupted run leaves nothing under the target name.
+// it on commit(), after finish(); a failed or interrupted run leaves nothing under the target name.
 #pragma once
 
 #include <cstdint>
@@ -37,8 +37,13 @@ class DatasetWriter {
   // Appends rows[i] for each i in `selected` (ascending) as the rows of one game.
   void add_game(const GameInfo& game, const EncodedRows& rows, const std::vector<uint32_t>& selected);
 
-  // Writes the games table and the attributes, closes the file and renames it onto the target.
+  // Writes the games table and the attributes, closes and syncs the file, still under its
+  // temporary name; commit() renames it onto the target (after the run's other outputs are
+  // complete too).
   void finish(const DatasetProvenance& provenance);
+  void commit();
+  // Where the finished file is now: its temporary until commit(), then the target.
+  const std::string& finished_path() const;
 
   uint64_t rows() const;
   uint64_t games() const;

@@ -117,12 +117,12 @@ std::string position_svg(const chess::Position& pos, const float* probs, int top
   return svg;
 }
 
-void write_picture(const std::string& path, const std::string& svg) {
+void write_picture(const std::string& path, const std::string& svg, Outputs& outputs) {
   const bool png = path.size() > 4 && path.substr(path.size() - 4) == ".png";
   if (!png) {
-    OutputFile out(path);
-    out.write(svg);
-    out.commit();
+    auto out = std::make_unique<OutputFile>(path);
+    out->write(svg);
+    outputs.add(std::move(out));
     return;
   }
   AtomicPath svg_file(path + ".svg");
@@ -131,12 +131,12 @@ void write_picture(const std::string& path, const std::string& svg) {
     out.write(svg);
     out.commit();
   }
-  AtomicPath target(path);
+  auto target = std::make_unique<AtomicPath>(path);
   // No shell: the names go to rsvg-convert as arguments, whatever characters they hold.
-  if (run_program({"rsvg-convert", "-f", "png", "-o", path_argument(target.temp()), path_argument(svg_file.temp())}) != 0)
+  if (run_program({"rsvg-convert", "-f", "png", "-o", path_argument(target->temp()), path_argument(svg_file.temp())}) != 0)
     throw Error("cannot write '" + path +
                 "': rsvg-convert (Debian package librsvg2-bin) failed or is missing; use .svg");
-  target.commit();
+  outputs.add(std::move(target));
 }
 
 }  // namespace legalnet::eval

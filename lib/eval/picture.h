@@ -6,6 +6,10 @@
 
 #include "chess/position.h"
 
+namespace legalnet {
+class Outputs;
+}
+
 namespace legalnet::eval {
 
 inline constexpr const char* GREEN = "#1a8f3a";  // a legal move
@@ -23,7 +27,8 @@ std::string arrow_svg(int index, double x, double y, double square, const char* 
 // SVG text for pos and the model's probabilities (4096 sigmoid outputs), with top_k arrows.
 std::string position_svg(const chess::Position& pos, const float* probs, int top_k);
 
-// Writes the picture as .svg, or as .png through rsvg-convert (librsvg2-bin); atomically.
-void write_picture(const std::string& path, const std::string& svg);
+// Writes the picture as .svg, or as .png through rsvg-convert (librsvg2-bin), complete under
+// a temporary name, into `outputs`: it takes its name with the run's other outputs.
+void write_picture(const std::string& path, const std::string& svg, Outputs& outputs);
 
 }  // namespace legalnet::eval

@@ -370,14 +370,16 @@ ordered_json gallery_json(const std::vector<eval::MistakeGroup>& groups, const s
   return out;
 }
 
-void write_gallery(const std::vector<eval::MistakeGroup>& groups, const std::string& dir) {
+// The pictures' names are the tool's own, inside the folder: a link planted under one is
+// replaced, never written through.
+void write_gallery(const std::vector<eval::MistakeGroup>& groups, const std::string& dir, Outputs& outputs) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error("--gallery: cannot create '" + dir + "': " + ec.message());
   for (const auto& g : groups) {
-    OutputFile out(dir + "/" + g.name + ".svg");
-    out.write(eval::gallery_svg(g));
-    out.commit();
+    auto out = std::make_unique<OutputFile>(dir + "/" + g.name + ".svg", Links::REPLACE);
+    out->write(eval::gallery_svg(g));
+    outputs.add(std::move(out));
   }
 }
 
@@ -395,6 +397,11 @@ std::string run_evaluate(const EvaluateOptions& o) {
     std::error_code ec;
     if (!o.gallery.empty() && std::filesystem::exists(o.gallery, ec) && !std::filesystem::is_directory(o.gallery, ec))
       throw Error("--gallery '" + o.gallery + "' is a file; it must be a folder");
+    // Every output writable, and what the report will hold is text: found now, not after the games.
+    check_output_writable({"--report", o.report});
+    check_output_writable({"--picture", o.picture});
+    if (!o.gallery.empty()) check_output_folder({"--gallery", o.gallery});
+    if (!o.report.empty()) check_json_text("the command line", o.command_line, {"--report", o.report});
   }
   std::optional<chess::Position> shown;  // --fen, read before any costly work
   if (!o.fen.empty()) {
@@ -435,6 +442,7 @@ std::string run_evaluate(const EvaluateOptions& o) {
                        {"device", device.str()},   {"precision", precision_name(precision)}};
   if (o.device == "auto" && !device.is_cuda()) report["options"]["device_note"] = cpu_fallback_reason();
 
+  Outputs outputs;  // the picture, the gallery and the report, renamed together at the end
   eval::Gallery gallery(9, float(o.threshold));
   if (!o.data.empty()) report["dataset"] = dataset_json(evaluate_dataset(model, o, device, precision, gallery));
   if (o.games > 0) {
@@ -475,17 +483,20 @@ std::string run_evaluate(const EvaluateOptions& o) {
            {"legal", legal[index]}});
     }
     report["position"] = {{"fen", pos.fen()}, {"top_moves", top}};
-    if (!o.picture.empty()) eval::write_picture(o.picture, eval::position_svg(pos, probs.data(), k));
+    if (!o.picture.empty()) eval::write_picture(o.picture, eval::position_svg(pos, probs.data(), k), outputs);
   }
   report["gallery"] = gallery_json(gallery.groups(), o.gallery);
-  if (!o.gallery.empty()) write_gallery(gallery.groups(), o.gallery);
+  if (!o.gallery.empty()) write_gallery(gallery.groups(), o.gallery, outputs);
   print_table(report);
-  const std::string text = report.dump(2) + "\n";
+  // (Without --report nothing was checked: a name that is not UTF-8 shows as U+FFFD.)
+  const std::string text = report.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
   if (!o.report.empty()) {
-    OutputFile out(o.report);
-    out.write(text);
-    out.commit();
+    auto out = std::make_unique<OutputFile>(o.report);
+    out->write(text);
+    outputs.add(std::move(out));
   }
+  // Every output is complete: only now does any of them take its name.
+  outputs.commit();
   return text;
 }
 

@@ -55,7 +55,10 @@ void play_batch(const GenMovesOptions& options, const chess::Position& start, ui
   }
 }
 
-void write_stats_json(const GenMovesOptions& options, const GenMovesStats& stats, const GameRange& range) {
+// The summary as JSON, complete but not yet renamed onto --stats-json: the PGN and it take
+// their names together.
+std::unique_ptr<OutputFile> write_stats_json(const GenMovesOptions& options, const GenMovesStats& stats,
+                                             const GameRange& range) {
   nlohmann::ordered_json j;
   j["tool"] = "gen_moves";
   j["version"] = VERSION;
@@ -73,9 +76,10 @@ void write_stats_json(const GenMovesOptions& options, const GenMovesStats& stats
   j["seconds"] = stats.seconds;
   j["games_per_second"] = stats.seconds > 0 ? double(stats.games) / stats.seconds : 0.0;
   j["plies_per_second"] = stats.seconds > 0 ? double(stats.plies) / stats.seconds : 0.0;
-  OutputFile out(options.stats_json);
-  out.write(j.dump(2) + "\n");
-  out.commit();
+  auto out = std::make_unique<OutputFile>(options.stats_json);
+  out->write(j.dump(2) + "\n");
+  out->finish();
+  return out;
 }
 
 void print_summary(const GenMovesStats& s) {
@@ -140,6 +144,10 @@ GenMovesStats run_gen_moves(const GenMovesOptions& options) {
   if (options.threads < 1) throw Error("--threads must be at least 1");
   if (options.max_plies < 0) throw Error("--max-plies must not be negative");
   check_outputs_are_not_inputs({{"--out", options.out}, {"--stats-json", options.stats_json}}, {});
+  // Both outputs writable, and what the JSON will hold is text: found now, not after the games.
+  check_output_writable({"--out", options.out});
+  check_output_writable({"--stats-json", options.stats_json});
+  if (!options.stats_json.empty()) check_json_text("--out", options.out, {"--stats-json", options.stats_json});
   const chess::Position start =
       options.start_fen.empty() ? chess::Position() : chess::Position(std::string_view(options.start_fen));
 
@@ -176,11 +184,15 @@ GenMovesStats run_gen_moves(const GenMovesOptions& options) {
   }
   while (!in_flight.empty()) write_front();
 
-  out.commit();
+  out.finish();
   progress.finish();
   total.seconds = progress.elapsed_seconds();
   if (!options.quiet) print_summary(total);
-  if (!options.stats_json.empty()) write_stats_json(options, total, range);
+  std::unique_ptr<OutputFile> stats;
+  if (!options.stats_json.empty()) stats = write_stats_json(options, total, range);
+  // Both complete: only now does either take its name.
+  out.commit();
+  if (stats) stats->commit();
   return total;
 }
 

@@ -104,7 +104,9 @@ uint64_t file_size(const std::string& path) {
   return stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
 }
 
-void write_stats_json(const TensorizeOptions& o, const TensorizeSummary& s) {
+// The summary as JSON, complete but not yet renamed onto --stats-json: the datasets and it
+// take their names together.
+std::unique_ptr<OutputFile> write_stats_json(const TensorizeOptions& o, const TensorizeSummary& s) {
   nlohmann::ordered_json j;
   j["tool"] = "tensorize";
   j["version"] = VERSION;
@@ -125,9 +127,10 @@ void write_stats_json(const TensorizeOptions& o, const TensorizeSummary& s) {
   j["bytes"] = s.bytes;
   j["seconds"] = s.seconds;
   j["positions_per_second"] = s.seconds > 0 ? double(s.positions) / s.seconds : 0.0;
-  OutputFile out(o.stats_json);
-  out.write(j.dump(2) + "\n");
-  out.commit();
+  auto out = std::make_unique<OutputFile>(o.stats_json);
+  out->write(j.dump(2) + "\n");
+  out->finish();
+  return out;
 }
 
 }  // namespace
@@ -170,6 +173,14 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
     outputs.push_back({"--stats-json", o.stats_json});
     for (const auto& in : o.inputs) inputs.push_back({"--in", in});
     check_outputs_are_not_inputs(outputs, inputs);
+    // Every output writable, and all the JSON will hold is text: found now, not after the work.
+    for (const auto& out : outputs) check_output_writable(out);
+    if (!o.stats_json.empty()) {
+      const NamedPath json{"--stats-json", o.stats_json};
+      for (const auto& p : inputs) check_json_text(p.option, p.path, json);
+      for (const auto& p : outputs) check_json_text(p.option, p.path, json);
+      check_json_text("the command line", o.command_line, json);
+    }
   }
   ThreadPool pool(o.threads);
   std::vector<std::unique_ptr<data::DatasetWriter>> writers;
@@ -282,10 +293,14 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
     writers[i]->finish(provenance);
     summary.outputs.push_back(writers[i]->path());
     summary.output_positions.push_back(writers[i]->rows());
-    summary.bytes += file_size(writers[i]->path());
+    summary.bytes += file_size(writers[i]->finished_path());
   }
   summary.seconds = progress.elapsed_seconds();
-  if (!o.stats_json.empty()) write_stats_json(o, summary);
+  std::unique_ptr<OutputFile> stats;
+  if (!o.stats_json.empty()) stats = write_stats_json(o, summary);
+  // Every output is complete: only now does any of them take its name.
+  for (auto& writer : writers) writer->commit();
+  if (stats) stats->commit();
   if (!o.quiet) {
     const double secs = std::max(summary.seconds, 1e-9);
     say("tensorize: {} games, {} positions, {} skipped games, {:.2f} s, {} positions/s, {:.1f} bytes/position\n",

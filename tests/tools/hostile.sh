@@ -7,6 +7,7 @@
 # that is not PGN, exceptions of every type, faults around the run, options, messages.
 set -uo pipefail
 bin=$(cd "$1" && pwd) python=${2:-}
+src=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -39,8 +40,9 @@ expect() {
     fail "$*: stderr holds a control character: $(printf '%s' "$err" | od -c | head -3)"
   fi
   # A failed run leaves every earlier file as it was, and (unless the case allows it, as a
-  # stream that meets a bad row after training began) adds none.
-  if ((rc != 0)); then
+  # stream that meets a bad row after training began) adds none. (A case that moves files by
+  # design, train --force, sets ALLOW_CHANGES and checks the files it keeps itself.)
+  if ((rc != 0)) && [[ -z ${ALLOW_CHANGES:-} ]]; then
     local changed
     if [[ -n ${ALLOW_NEW_FILES:-} ]]; then
       changed=$(comm -23 <(echo "$before" | sort) <(echo "$after" | sort))
@@ -136,6 +138,17 @@ if [[ -n $python ]] && "$python" -c "import h5py" 2>/dev/null; then
   cp -r run kept && cp kept/model.safetensors kept-model.safetensors
   expect 1 "^train: forged.h5: row 5" "$bin/train" --data forged.h5 --out kept --force --device cpu
   cmp -s kept/model.safetensors kept-model.safetensors || fail "train --force lost the previous run"
+  # Two --force runs that fail after training began (a bad row met by the stream): the finished
+  # run waits in replaced/ through both, byte for byte (the second once deleted it).
+  cp -r run kept2
+  for attempt in 1 2; do
+    ALLOW_CHANGES=1 expect 1 "^train: forged.h5: row 5" "$bin/train" -q --data forged.h5 --out kept2 --force \
+      --device cpu --data-mode stream --batch-size 8 --model mlp --hidden 16 --threads 1
+  done
+  cmp -s kept2/replaced/model.safetensors kept-model.safetensors || fail "two failed train --force runs lost the finished model"
+  cmp -s kept2/replaced/checkpoint.safetensors run/checkpoint.safetensors || fail "two failed train --force runs lost the checkpoint"
+  [[ ! -e kept2/model.safetensors ]] || fail "a failed train --force run left a model"
+  rm -rf kept2
 
   # Every reader of a dataset: train, evaluate and merge, each expected to name the file.
   # readers FILE REGEX: the three runs end with one line "<tool>: FILE: REGEX".
@@ -256,6 +269,14 @@ PY
   readers never-ending "not a regular file \(a dataset is read from a file on disk\)$"
   expect 1 "^tensorize: joined.h5 is itself joined from shards: merge its shards, or merge with --copy$" \
     "$bin/tensorize" merge --out never.h5 joined.h5 data.h5
+  expect 1 "^tensorize: 100%b.h5: a shard whose path has a '%' cannot be joined virtually; merge with --copy$" \
+    "$bin/tensorize" merge --out never.h5 '100%b.h5' data.h5
+  # A merge onto a shard that one of its inputs reads: refused before any work, copied or not
+  # (the copy once replaced shard-a.h5, leaving joined.h5 mapping rows it no longer holds).
+  expect 1 "^tensorize: --out 'shard-a.h5' is also an input of this run \(a shard of 'joined.h5'" \
+    "$bin/tensorize" merge --copy --out shard-a.h5 joined.h5 data.h5
+  expect 1 "^tensorize: --out 'shard-b.h5' is also an input of this run \(a shard of 'joined.h5'" \
+    "$bin/tensorize" merge --out shard-b.h5 data.h5 joined.h5
   expect 1 "^tensorize: 100%b.h5: a shard whose path has a '%' cannot be joined virtually; merge with --copy$" \
     "$bin/tensorize" merge --out never.h5 '100%b.h5' data.h5
   cases=$((cases + 1))  # merge's own virtual file is still read, and copied whole
@@ -472,6 +493,94 @@ cp -r run bad-options && printf '{"lr": 0.002,' > bad-options/options.json
 expect 1 "^train: bad-options/options.json: not JSON \(" \
   "$bin/train" --data data.h5 --out bad-options --resume --model mlp --hidden 16 --batch-size 16 --device cpu
 rm -rf bad-options
+
+# 5b. A failed run loses no earlier work, and every output is checked before the work: a missing
+# folder or a name JSON cannot hold stops the run before any file takes its name (tensorize once
+# renamed its dataset into place first, evaluate played all its games first).
+bad=$'s\xff.json'
+expect 1 "^tensorize: --stats-json 'nodir/s.json': its folder 'nodir' does not exist$" \
+  "$bin/tensorize" --in games.pgn --out new.h5 --stats-json nodir/s.json
+expect 1 "^tensorize: --stats-json 's\\\\xff.json' is not UTF-8 text, which --stats-json 's\\\\xff.json' \(JSON\) cannot hold" \
+  "$bin/tensorize" --in games.pgn --out new.h5 --stats-json "$bad"
+expect 1 "^tensorize: --out 'nodir/new.h5': its folder 'nodir' does not exist$" \
+  "$bin/tensorize" --in games.pgn --out nodir/new.h5 --stats-json s.json
+expect 1 "^tensorize: --out 'readme.pgn/x.train.h5': 'readme.pgn' is not a folder$" \
+  "$bin/tensorize" --in games.pgn --out readme.pgn/x.h5 --split 0.5,0.5 --stats-json s.json
+expect 1 "^gen_moves: --stats-json 'nodir/g.json': its folder 'nodir' does not exist$" \
+  "$bin/gen_moves" --games 5 --out new.pgn --stats-json nodir/g.json
+expect 1 "^gen_moves: --out 'n\\\\xff.pgn' is not UTF-8 text, which --stats-json 'g.json' \(JSON\) cannot hold" \
+  "$bin/gen_moves" --games 5 --out $'n\xff.pgn' --stats-json g.json
+expect 1 "^evaluate: --report 'nodir/r.json': its folder 'nodir' does not exist$" \
+  "$bin/evaluate" --model model.safetensors --data data.h5 --games 4 --gallery new-gal --fen startpos \
+  --picture p.svg --report nodir/r.json --device cpu
+expect 1 "^evaluate: --gallery 'readme.pgn/gal': 'readme.pgn' is not a folder$" \
+  "$bin/evaluate" --model model.safetensors --games 4 --gallery readme.pgn/gal --report r.json --device cpu
+expect 1 "^evaluate: the command line holds 'g\\\\xff', not UTF-8 text, which --report 'r.json' \(JSON\) cannot hold$" \
+  "$bin/evaluate" --model model.safetensors --games 4 --gallery $'g\xff' --report r.json --device cpu
+[[ ! -e new-gal ]] || fail "evaluate made its gallery folder in a run that failed"
+# train --force keeps the replaced run in replaced/, a folder it marks as its own: a user's own
+# replaced/ is never deleted, neither by --force nor when a run finishes (both once did).
+cp -r run own-run && mkdir own-run/replaced && echo mine > own-run/replaced/notes.txt
+expect 1 "^train: --force: 'own-run/replaced' is not a folder train made \(it has no .legalnet-replaced\)" \
+  "$bin/train" -q --data data.h5 --out own-run --force --model mlp --hidden 16 --max-steps 3 --batch-size 16 --device cpu
+mkdir -p own-new/replaced && echo mine > own-new/replaced/notes.txt
+cases=$((cases + 1))
+"$bin/train" -q --data data.h5 --out own-new --model mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 --device cpu ||
+  fail "train into a folder holding the user's replaced/ failed"
+[[ $(cat own-new/replaced/notes.txt 2>&1) == mine ]] || fail "a finished train run deleted the user's own replaced/"
+cases=$((cases + 1))  # and --force replaces, then deletes, only its own replaced/
+"$bin/train" -q --data data.h5 --out own-new --force --model mlp --hidden 16 --max-steps 3 --batch-size 16 \
+  --threads 1 --device cpu 2>/dev/null && fail "train --force took a user's replaced/"
+rm -rf own-new/replaced
+"$bin/train" -q --data data.h5 --out own-new --force --model mlp --hidden 16 --max-steps 3 --batch-size 16 \
+  --threads 1 --device cpu || fail "train --force on a finished run failed"
+[[ -s own-new/model.safetensors && ! -e own-new/replaced ]] || fail "train --force did not delete its own replaced/"
+rm -rf own-run own-new
+# The Python export: never onto the model it reads, under any name.
+if [[ -n $python ]] && "$python" -c "import torch, safetensors" 2>/dev/null; then
+  cp model.safetensors m.onnx && ln -s m.onnx m-link.onnx
+  expect 1 "^legalnet: m.onnx: is the model being exported; name another output$" \
+    env PYTHONPATH="$src/python" "$python" -m legalnet export m.onnx m.onnx
+  expect 1 "^legalnet: m-link.onnx: is the model being exported; name another output$" \
+    env PYTHONPATH="$src/python" "$python" -m legalnet export m.onnx m-link.onnx
+  rm -f m.onnx m-link.onnx
+fi
+
+# 5c. Links planted under the names a tool chooses itself inside a folder (a shared --gallery
+# or --out) are replaced, never written through; what they point to stays as it was.
+echo "victim" > victim.txt && cp victim.txt victim-copy.txt
+mkdir planted-gal && ln -s ../victim.txt planted-gal/most-illegal-mass.svg
+cases=$((cases + 1))
+"$bin/evaluate" -q --model model.safetensors --data data.h5 --games 2 --gallery planted-gal --device cpu >/dev/null ||
+  fail "evaluate --gallery with a planted link failed"
+cmp -s victim.txt victim-copy.txt || fail "evaluate --gallery wrote through a planted link"
+[[ -f planted-gal/most-illegal-mass.svg && ! -L planted-gal/most-illegal-mass.svg ]] ||
+  fail "evaluate --gallery did not replace the planted link with its picture"
+mkdir planted-run
+ln -s ../victim.txt planted-run/metrics.csv && ln -s ../victim-copy.txt planted-run/options.json
+ln -s ../planted-model planted-run/model.safetensors
+ln -s ../planted-checkpoint planted-run/checkpoint.safetensors
+cases=$((cases + 1))
+"$bin/train" -q --data data.h5 --out planted-run --model mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 \
+  --device cpu || fail "train into a folder with planted links failed"
+[[ $(cat victim.txt) == victim && $(cat victim-copy.txt) == victim ]] || fail "train wrote its run files through a planted link"
+[[ ! -e planted-model && ! -e planted-checkpoint ]] || fail "train wrote its model or checkpoint through a planted link"
+for name in metrics.csv options.json model.safetensors checkpoint.safetensors; do
+  [[ -f planted-run/$name && ! -L planted-run/$name ]] || fail "train did not replace the planted link $name"
+done
+# --resume appends to metrics.csv: a link planted there since is refused, not appended through.
+"$bin/train" -q --data data.h5 --out planted-run --model mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 \
+  --device cpu --stop-at-step 1 --force 2>/dev/null
+rm -f planted-run/metrics.csv && ln -s ../victim.txt planted-run/metrics.csv
+ALLOW_NEW_FILES=1 expect 1 "^train: cannot append to 'planted-run/metrics.csv': a symbolic link" \
+  "$bin/train" -q --data data.h5 --out planted-run --model mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 \
+  --device cpu --resume
+# replaced/ as a link: not train's folder, refused before anything moves.
+mkdir victim-dir && echo keep > victim-dir/keep.txt
+cp -r run link-run && ln -s ../victim-dir link-run/replaced
+expect 1 "^train: --force: 'link-run/replaced' is not a folder train made" \
+  "$bin/train" -q --data data.h5 --out link-run --force --model mlp --hidden 16 --max-steps 3 --device cpu
+rm -rf planted-gal planted-run link-run victim-dir victim.txt victim-copy.txt
 
 # 6. Options: checked by the parser, before any work, with the range in plain numbers.
 expect 2 "^gen_moves: --games: -1 is not a number in 0\.\.1e\+12 \(see --help\)$" "$bin/gen_moves" --games -1 --out x.pgn
