@@ -15,14 +15,14 @@ import torch
 from .attacks import attack_planes
 from .dataset import BatchReader, BlockShuffleSampler, Dataset
 from .fen import BoardState, parse_fen
-from .inputs import INPUT_KINDS, encode_batch, encode_fen, encode_targets, input_kind, squares_from_planes
+from .inputs import DEFAULT_INPUT_KIND, INPUT_KINDS, encode_batch, encode_fen, encode_targets, input_kind, squares_from_planes
 from .export import export_model, export_torchscript
 from .model_file import load_model, save_model
 from .models import LegalNet
 from .moves import GEOMETRIC, decode_move, move_index, to_board_order
 
 from ._version import __version__
-__all__ = ["BatchReader", "BlockShuffleSampler", "BoardState", "Dataset", "GEOMETRIC", "INPUT_KINDS", "LegalNet",
+__all__ = ["BatchReader", "BlockShuffleSampler", "BoardState", "DEFAULT_INPUT_KIND", "Dataset", "GEOMETRIC", "INPUT_KINDS", "LegalNet",
            "attack_planes", "decode_move", "encode_batch", "encode_fen", "encode_targets", "export_model", "export_torchscript",
            "input_kind", "load_model", "move_index", "parse_fen", "save_model", "score_fen", "squares_from_planes",
            "to_board_order"]

@@ -15,6 +15,7 @@ import itertools
 import os
 import queue
 import threading
+import warnings
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
@@ -23,7 +24,7 @@ import numpy as np
 import torch
 
 from .fen import position_errors
-from .inputs import encode_batch, input_kind
+from .inputs import DEFAULT_INPUT_KIND, encode_batch, input_kind
 from .moves import FLIP_RANKS, MOVE_INDICES
 
 FORMAT = "legalnet-dataset"
@@ -425,7 +426,7 @@ class Dataset(torch.utils.data.Dataset):
     ``shuffle=True`` that is fast while the rows fit the cache; for more rows, pass
     ``sampler=BlockShuffleSampler(dataset)``, which visits chunks in a shuffled order."""
 
-    def __init__(self, path, inputs="planes", rows=None, cache_bytes=256 << 20):
+    def __init__(self, path, inputs=DEFAULT_INPUT_KIND, rows=None, cache_bytes=256 << 20):
         input_kind(inputs)
         self.path, self.inputs, self.cache_bytes = str(path), inputs, int(cache_bytes)
         with _open(self.path) as f:
@@ -554,28 +555,35 @@ class BlockShuffleSampler(torch.utils.data.Sampler):
 class BatchReader:
     """Shuffled batches ``(x [B, C, 8, 8], y [B, 4096])`` for training from Python at the speed of
     contiguous reads: each epoch reads blocks of ``block_rows`` contiguous rows in a shuffled order,
-    ``buffer_blocks`` at a time, and shuffles their rows in memory. ``max_ply`` keeps rows with
-    ply <= max_ply (the ``train --max-plies`` filter). Deterministic for a (seed, epoch).
+    ``buffer_blocks`` at a time, and shuffles their rows in memory. ``position_ply_limit`` N > 0
+    keeps the rows with ply < N (``train --position-ply-limit``; 0: all; the old ``max_ply`` M,
+    ply <= M, still works and warns). Deterministic for a (seed, epoch).
 
     ``threads`` threads inflate chunks, the next group of blocks while the current one is
     served; with ``prefetch`` > 0 a background thread prepares that many batches ahead, so that
     reading overlaps the training step."""
 
-    def __init__(self, path, inputs="planes", batch_size=256, seed=0, block_rows=8192, buffer_blocks=8,
-                 max_ply=None, drop_last=True, prefetch=4, threads=2):
+    def __init__(self, path, inputs=DEFAULT_INPUT_KIND, batch_size=256, seed=0, block_rows=8192, buffer_blocks=8,
+                 position_ply_limit=0, drop_last=True, prefetch=4, threads=2, max_ply=None):
         input_kind(inputs)
+        if max_ply is not None:
+            warnings.warn("BatchReader: max_ply is deprecated, use position_ply_limit (max_ply + 1)",
+                          DeprecationWarning, stacklevel=2)
+            position_ply_limit = max_ply + 1 if max_ply >= 0 else 0
         self.path, self.inputs, self.batch_size = str(path), inputs, int(batch_size)
         self.seed, self.block_rows, self.buffer_blocks = seed, int(block_rows), int(buffer_blocks)
         if self.batch_size < 1 or self.block_rows < 1 or self.buffer_blocks < 1:
             raise ValueError("batch_size, block_rows and buffer_blocks must be at least 1")
-        self.max_ply, self.drop_last, self.epoch = max_ply, drop_last, 0
+        if int(position_ply_limit) < 0:
+            raise ValueError("position_ply_limit must be 0 (all positions) or positive")
+        self.position_ply_limit, self.drop_last, self.epoch = int(position_ply_limit), drop_last, 0
         self.prefetch, self.threads = int(prefetch), max(1, int(threads))
         with _open(self.path) as f:
             self.rows = len(f["positions"])
 
     def __len__(self):
-        if self.max_ply is not None:
-            raise TypeError("the number of batches with max_ply is known after reading the plies")
+        if self.position_ply_limit:
+            raise TypeError("the number of batches with position_ply_limit is known after reading the plies")
         return self.rows // self.batch_size if self.drop_last else -(-self.rows // self.batch_size)
 
     def __iter__(self):
@@ -591,8 +599,8 @@ class BatchReader:
         count = min(self.block_rows, self.rows - start)
         if first or count != len(rows):
             rows = rows.take(np.arange(first, first + count))
-        if self.max_ply is not None:
-            rows = rows.take(np.flatnonzero(rows.ply <= self.max_ply))
+        if self.position_ply_limit:
+            rows = rows.take(np.flatnonzero(rows.ply < self.position_ply_limit))
         return rows
 
     def _batches(self, epoch):
@@ -600,7 +608,7 @@ class BatchReader:
         starts = np.arange(0, self.rows, self.block_rows)
         rng.shuffle(starts)
         groups = [starts[g:g + self.buffer_blocks] for g in range(0, len(starts), self.buffer_blocks)]
-        reader = _Reader(self.path, with_ply=self.max_ply is not None)
+        reader = _Reader(self.path, with_ply=self.position_ply_limit > 0)
         pool = ThreadPoolExecutor(self.threads)
         try:
             r = reader.chunk_rows

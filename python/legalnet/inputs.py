@@ -26,6 +26,15 @@ INPUT_KINDS = {k.name: k for k in (
 
 FLIP_SQUARES = np.arange(64) ^ 56
 
+# What a net sees when nothing says otherwise: nn::ModelConfig's default and train --inputs'.
+DEFAULT_INPUT_KIND = "state"
+
+
+def config_input_kind(config):
+    """The input kind a model config names: ``input_kind``; ``inputs`` in files written before the
+    name was made one; the predecessor's planes in files older still (as ModelConfig::from_json)."""
+    return config.get("input_kind", config.get("inputs", "planes"))
+
 
 def input_kind(name):
     if name not in INPUT_KINDS:
@@ -94,7 +103,7 @@ def encode_targets(inputs, legal_masks, side):
     return out
 
 
-def encode_fen(fen, inputs="state"):
+def encode_fen(fen, inputs=DEFAULT_INPUT_KIND):
     """The inputs float32 [C, 8, 8] of one FEN ("startpos" allowed)."""
     s = parse_fen(fen)
     return encode_batch(inputs, s.squares[None], [s.side], [s.castling], [s.en_passant])[0]

@@ -12,13 +12,13 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
-from .inputs import input_kind
-from .models import ARCHITECTURES, LegalNet
+from .inputs import config_input_kind, input_kind
+from .models import MODEL_SPECS, LegalNet
 from .moves import GEOMETRIC
 
 MODEL_FORMAT = "legalnet-model 2"
 MAX_PARAMETERS = 1 << 30  # nn::MAX_PARAMETERS
-_LIMITS = {"hidden": 65536, "blocks": 256, "channels": 4096, "heads": 64}
+_LIMITS = {"hidden": 65536, "blocks": 256, "channels": 4096, "heads": 64}  # nn::MAX_SIZES (lib/nn/model_config.h)
 _OLD_FORMAT = ("a TorchScript archive (the .pt format of earlier legalnet), which can run code when loaded, so it "
                "is not read; convert it, read as data, with: python -m legalnet convert OLD.pt NEW.safetensors")
 
@@ -31,19 +31,18 @@ def resolve_config(config):
         raise ValueError("the model config is not a JSON object")
     c = dict(config)
     c.setdefault("heads", 0)  # absent before the attention model
-    c.setdefault("inputs", "planes")  # absent before the input kinds
+    c["input_kind"] = config_input_kind(c)
+    c.pop("inputs", None)
     for key, kind in (("kind", str), ("hidden", int), ("blocks", int), ("channels", int), ("heads", int),
-                      ("squeeze_excitation", bool), ("geometric_head", bool), ("inputs", str)):
+                      ("squeeze_excitation", bool), ("geometric_head", bool), ("input_kind", str)):
         if key not in c:
             raise ValueError(f"the model config has no {key!r}")
         if not isinstance(c[key], kind) or (kind is int and isinstance(c[key], bool)):
             raise ValueError(f"the model config's {key!r} is not a {kind.__name__}")
-    input_kind(c["inputs"])
-    defaults = {"mlp": {"hidden": 4096}, "conv": {"hidden": 1024, "blocks": 8, "channels": 128},
-                "resnet": {"blocks": 6, "channels": 32}, "attention": {"blocks": 6, "channels": 64, "heads": 4}}
-    if c["kind"] not in ARCHITECTURES:
-        raise ValueError(f"unknown model {c['kind']!r} (expected {' | '.join(ARCHITECTURES)})")
-    for key, value in defaults[c["kind"]].items():
+    input_kind(c["input_kind"])
+    if c["kind"] not in MODEL_SPECS:
+        raise ValueError(f"unknown model {c['kind']!r} (expected {' | '.join(MODEL_SPECS)})")
+    for key, value in MODEL_SPECS[c["kind"]].defaults.items():
         if c[key] == 0:
             c[key] = value
     if c["kind"] == "attention" and c["hidden"] == 0:
@@ -62,7 +61,7 @@ def resolve_config(config):
 
 def min_parameters(c):
     """ModelConfig::min_parameters(): the net's convolutions and matrices, a lower bound on its weights."""
-    inp, d, ff = input_kind(c["inputs"]).planes, c["channels"], c["hidden"]
+    inp, d, ff = input_kind(c["input_kind"]).planes, c["channels"], c["hidden"]
     moves = int(GEOMETRIC.sum()) if c["geometric_head"] else 4096
     if c["kind"] == "mlp":
         return inp * 64 * ff + ff * moves

@@ -3,12 +3,13 @@ that a model.pt written by ``train`` loads here, and scriptable with ``torch.jit
 Each maps inputs float32 [B, C, 8, 8] to logits [B, 4096] in the inputs' frame."""
 import json
 import math
+from collections import namedtuple
 from typing import Optional
 
 import torch
 from torch import nn
 
-from .inputs import input_kind
+from .inputs import config_input_kind, input_kind
 from .moves import GEOMETRIC, MOVE_TYPES
 
 FIXED_OFF_LOGIT = -20.0  # sigmoid(-20) = 2e-9: the indices that are never a move
@@ -201,7 +202,15 @@ class AttentionNet(nn.Module):
         return (scores.flatten(1) + self.move_bias).masked_fill(self.impossible, -20.0)  # FIXED_OFF_LOGIT
 
 
-ARCHITECTURES = {"mlp": Mlp, "conv": ConvNet, "resnet": ResNet, "attention": AttentionNet}
+# nn::MODEL_SPECS of lib/nn/model_config.cpp: each kind's module and the sizes it takes when the
+# config leaves them 0 (attention's hidden: 2 x channels).
+ModelSpec = namedtuple("ModelSpec", "name module defaults")
+MODEL_SPECS = {s.name: s for s in (
+    ModelSpec("mlp", Mlp, {"hidden": 4096}),
+    ModelSpec("conv", ConvNet, {"hidden": 1024, "blocks": 8, "channels": 128}),
+    ModelSpec("resnet", ResNet, {"blocks": 6, "channels": 32}),
+    ModelSpec("attention", AttentionNet, {"blocks": 6, "channels": 64, "heads": 4}),
+)}
 
 
 class LegalNet(nn.Module):
@@ -214,15 +223,16 @@ class LegalNet(nn.Module):
     def __init__(self, config):
         super().__init__()
         config = dict(config)
-        config.setdefault("inputs", "planes")  # files written before the input kinds
+        config["input_kind"] = config_input_kind(config)
+        config.pop("inputs", None)
         config.setdefault("heads", 0)
         self.config = config
-        self.inputs = config["inputs"]
+        self.inputs = config["input_kind"]
         self.config_json = json.dumps(config)
         kind = config["kind"]
-        if kind not in ARCHITECTURES:
-            raise ValueError(f"unknown model kind {kind!r} (expected {' | '.join(ARCHITECTURES)})")
-        self.net = ARCHITECTURES[kind](config, input_kind(self.inputs).planes)
+        if kind not in MODEL_SPECS:
+            raise ValueError(f"unknown model {kind!r} (expected {' | '.join(MODEL_SPECS)})")
+        self.net = MODEL_SPECS[kind].module(config, input_kind(self.inputs).planes)
 
     def forward(self, x):
         return self.net(x)

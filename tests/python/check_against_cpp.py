@@ -134,7 +134,8 @@ def describe(c):
             "attention": f"attention {size} h{c['heads']} ff{c['hidden']}",
             "resnet": f"resnet {size}" + (" se" if c["squeeze_excitation"] else "")
             + ("" if c.get("mixing", "none") == "none" else " " + c["mixing"])}[c["kind"]]
-    return text + ("" if c["inputs"] == "planes" else " +" + c["inputs"])
+    kind = c.get("input_kind", c.get("inputs", "planes"))
+    return text + ("" if kind == "planes" else " +" + kind)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import tempfile
 import threading
 import time
 import unittest
+import warnings
 
 import h5py
 import numpy as np
@@ -137,6 +138,21 @@ class Data(unittest.TestCase):
                                      buffer_blocks=2, drop_last=False)
         self.assertTrue(torch.equal(torch.cat([x for x, _ in again]), seen))
         self.assertFalse(torch.equal(torch.cat([x for x, _ in reader]), seen))  # the next epoch differs
+
+    def test_batch_reader_ply_limit_is_train_s_and_the_old_max_ply_still_works(self):
+        def batches(**kw):
+            reader = legalnet.BatchReader(self.path, inputs="planes", batch_size=5, seed=1, block_rows=64,
+                                          drop_last=False, prefetch=0, **kw)
+            return torch.cat([x for x, _ in reader])
+        limited, everything = batches(position_ply_limit=10), batches()
+        self.assertLess(len(limited), len(everything))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            old = batches(max_ply=9)  # ply <= 9 is ply < 10
+        self.assertEqual([str(w.message) for w in caught],
+                         ["BatchReader: max_ply is deprecated, use position_ply_limit (max_ply + 1)"])
+        self.assertTrue(torch.equal(old, limited))
+        self.assertTrue(torch.equal(batches(max_ply=-1), everything))
 
     def test_dataset_batches_in_any_order_and_in_workers_are_its_items(self):
         data = legalnet.Dataset(self.path, inputs="state")
