@@ -15,7 +15,7 @@ echo "== python loop, $steps steps"
   "$train_h5" "$dir/python.safetensors" --steps "$steps" --threads 2 --seed 1 2>&1 | tail -2
 echo "== train, $steps steps"
 /usr/bin/time -f "%e s, CPU %U s user + %S s system" "$bin/train" --data "$train_h5" --out "$dir/run" \
-  --model resnet --blocks 6 --channels 32 --inputs state --batch-size 256 --lr 2e-3 --max-steps "$steps" \
+  --arch resnet --blocks 6 --channels 32 --inputs state --batch-size 256 --lr 2e-3 --max-steps "$steps" \
   --precision fp32 --threads 2 --seed 1 --quiet 2>&1 | tail -2
 for m in python run/model; do
   echo "== evaluate $m"

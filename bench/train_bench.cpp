@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   ModelConfig c;
-  c.kind = argv[2];
+  c.kind = parse_model_kind(argv[2]);
   c.hidden = std::atoi(argv[3]);
   c.blocks = std::atoi(argv[4]);
   c.channels = std::atoi(argv[5]);

@@ -7,9 +7,14 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "util/text.h"
+#include "nn/precision_choice.h"
+#include "util/choices.h"
 #include "util/version.h"
 
 namespace legalnet::cli {
@@ -44,24 +49,61 @@ inline CLI::Validator device_choice() {
       "auto|cpu|cuda|cuda:N");
 }
 
+// --threads, the same in all four tools: 0 is every core.
+inline CLI::Option* add_threads_option(CLI::App& app, int& threads, const std::string& what) {
+  return app.add_option("--threads,-t", threads, what + " (0: all cores)")->check(CLI::Range(0, 1024))->capture_default_str();
+}
+
+// Makes `old` the old spelling of a renamed option: hidden from --help, converting its value (`convert`, where the old meaning differs) and warning once per run
+// on stderr, "train: --model is deprecated, use --arch", so that scripts keep working.
+inline CLI::Option* deprecate(CLI::Option* old, const char* tool, CLI::Option* replacement,
+                              std::function<std::string(const std::string&)> convert = {}) {
+  auto warned = std::make_shared<bool>(false);
+  const std::string message = fmt::format("{}: {} is deprecated, use {}\n", tool, old->get_name(), replacement->get_name());
+  return old->group("")->transform(CLI::Validator(
+      [warned, message, convert](std::string& text) -> std::string {
+        if (!*warned) (void)std::fputs(message.c_str(), stderr);
+        *warned = true;
+        if (convert) text = convert(text);
+        return {};
+      },
+      ""));
+}
+
+// The choices of a name table (util/choices.h) for CLI::IsMember.
+template <typename Table>
+std::vector<std::string> names_of(const Table& table) {
+  std::vector<std::string> names;
+  for (const auto& entry : table) names.emplace_back(entry.name);
+  return names;
+}
+
+// An option whose values are the names of a table (util/choices.h): --help lists them and shows
+// the default (the option struct's), and any other name is refused by the parser.
+template <typename Table, typename Value>
+CLI::Option* add_choice(CLI::App& app, const std::string& name, Value& value, const Table& table,
+                        const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          name, [&value, &table](const std::string& text) { value = find_choice(table, text, "choice").value; }, help)
+      ->check(CLI::IsMember(names_of(table)))
+      ->default_str(choice_of(table, value).name);
+}
+
 struct DeviceOptions {
   std::string* device;
-  std::string* precision;
+  nn::Precision* compute_precision;
   int* threads;
 };
 
 // The options train and evaluate share for where and how the net runs.
 inline void add_device_options(CLI::App& app, const DeviceOptions& o) {
   app.add_option("--device", *o.device, "auto | cpu | cuda | cuda:N")->check(device_choice())->capture_default_str();
-  app.add_option("--precision", *o.precision,
-                 "Forward pass arithmetic; auto: bf16 on CUDA and on CPUs with AVX-512 BF16 or AMX, else fp32 "
+  add_choice(app, "--precision", *o.compute_precision, nn::PRECISIONS,
+             "Forward pass arithmetic; auto: bf16 on CUDA and on CPUs with AVX-512 BF16 or AMX, else fp32 "
                  "(weights, optimizer and loss stay fp32); tf32: fp32 tensors, TensorFloat-32 matmuls (CUDA only); "
-                 "fp32 on CUDA is strict IEEE")
-      ->check(CLI::IsMember({"auto", "fp32", "tf32", "bf16"}))
-      ->capture_default_str();
-  app.add_option("--threads", *o.threads, "CPU threads (0: all cores)")
-      ->check(CLI::Range(0, 1024))
-      ->capture_default_str();
+             "fp32 on CUDA is strict IEEE");
+  add_threads_option(app, *o.threads, "CPU threads");
 }
 
 // Parses the command line. --help and --version print and give 0; a usage error prints one line,

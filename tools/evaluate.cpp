@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   app.add_option("--gallery", o.gallery,
                  "Folder for boards of the model's mistakes: the held-out positions with the most illegal mass, "
                  "and the illegal picks in games by reason (one .svg a group; the FENs are in the report)");
-  cli::add_device_options(app, {&o.device, &o.precision, &o.threads});
+  cli::add_device_options(app, {&o.device, &o.compute_precision, &o.threads});
   app.add_option("--batch-size", o.batch_size, "Inference batch (also games played at once)")
       ->check(CLI::Range(1, 1 << 16))
       ->capture_default_str();

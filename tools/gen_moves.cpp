@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed,-s", opt.seed, "Random seed")->capture_default_str();
   app.add_option("--out,-o", opt.out, "Output PGN ('-' for stdout; .gz or .zst compress)")->capture_default_str();
-  app.add_option("--threads,-t", opt.threads, "Worker threads")->capture_default_str()->check(CLI::Range(1, 1024));
+  cli::add_threads_option(app, opt.threads, "Worker threads");
   app.add_option("--start-fen", opt.start_fen, "Start every game from this FEN instead of the start position");
   app.add_option("--max-plies", opt.max_plies, "Stop a game after this many plies (Result '*'); 0: no limit")
       ->capture_default_str()
@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
   app.add_flag("--quiet,-q", opt.quiet, "No progress line and no summary");
-  app.add_option("--stats-json", opt.stats_json, "Also write the summary as JSON to this file");
+  auto* report = app.add_option("--report", opt.report, "Also write the summary as JSON to this file");
+  cli::deprecate(app.add_option("--stats-json", opt.report), "gen_moves", report);
 
   std::string fen = "startpos";
   int depth = 1;
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
   return report_errors("gen_moves", [&] {
     if (*perft_cmd) return run_perft(fen, depth);
     apply_slurm_array_shard(opt, shard->count() > 0);
+    opt.command_line = command_line(argc, argv);
     run::run_gen_moves(opt);
     return 0;
   });

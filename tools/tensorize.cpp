@@ -18,11 +18,9 @@ int main(int argc, char** argv) {
   cli::set_version(app, "tensorize");
   run::TensorizeOptions opt;
   app.require_subcommand(0, 1);
-  app.add_option("--in,-i", opt.inputs, "Input PGN file ('-' for stdin); repeat for several");
+  app.add_option("--in,-i", opt.pgn_files, "Input PGN file ('-' for stdin); repeat for several");
   app.add_option("--out,-o", opt.out, "Output dataset (.h5); with --split, NAME.train.h5, NAME.val.h5, ...");
-  app.add_option("--threads,-t", opt.threads, "Worker threads (replay, encoding, compression)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
+  cli::add_threads_option(app, opt.threads, "Worker threads (replay, encoding, compression)");
   app.add_flag("--strict", opt.strict, "Stop at the first bad game instead of skipping it");
   app.add_flag("--include-final", opt.include_final, "Also write each game's final position (played_move -1)");
   app.add_flag("--dedupe", opt.dedupe, "Drop positions already written (same placement, side, castling, e.p.)");
@@ -33,15 +31,16 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--split-seed", opt.split_seed, "Seed of the split by game")->capture_default_str();
   app.add_flag("--quiet,-q", opt.quiet, "No progress line, no notes and no summary (skipped games are still reported)");
-  app.add_option("--stats-json", opt.stats_json,
-                 "Also write the summary as JSON to this file: games read, kept and skipped by reason");
+  auto* report = app.add_option("--report", opt.report,
+                                "Also write the summary as JSON to this file: games read, kept and skipped by reason");
+  cli::deprecate(app.add_option("--stats-json", opt.report), "tensorize", report);
   data::MergeOptions merge;
   auto* merge_cmd = app.add_subcommand(
       "merge",
       "Join dataset shards into one dataset: HDF5 virtual datasets over the shards (no copy; keep the shards,\n"
       "stored relative to the output's folder), or one real file with --copy. Every shard is checked first.");
   merge_cmd->add_option("--out,-o", merge.out, "Joined dataset (.h5)")->required();
-  merge_cmd->add_option("inputs", merge.inputs, "Shard datasets, in order")->required();
+  merge_cmd->add_option("shards", merge.shards, "Shard datasets, in order")->required();
   merge_cmd->add_flag("--copy", merge.copy, "Copy the shards' data into the output instead of referring to it");
   if (const int status = cli::parse(app, argc, argv, "tensorize"); status >= 0) return status;
   opt.command_line = command_line(argc, argv);
@@ -51,10 +50,10 @@ int main(int argc, char** argv) {
       const auto summary = data::merge_datasets(merge);
       if (!opt.quiet)
         say("tensorize merge: {} games, {} positions from {} shards into {}\n", summary.games, summary.positions,
-            merge.inputs.size(), merge.out);
+            merge.shards.size(), merge.out);
       return 0;
     }
-    if (opt.inputs.empty() || opt.out.empty())
+    if (opt.pgn_files.empty() || opt.out.empty())
       throw Error("give --in FILE and --out FILE.h5 (or the merge subcommand); see --help");
     run::run_tensorize(opt);
     return 0;

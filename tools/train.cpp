@@ -33,28 +33,34 @@ int main(int argc, char** argv) {
       ->check(cli::in_range(1, cli::MAX_COUNT))
       ->capture_default_str();
   app.add_option("--out", o.out, "Run folder (runs/NAME)")->required();
-  app.add_option("--model", o.model.kind, "The architecture (docs/train.md)")
-      ->check(CLI::IsMember({"mlp", "conv", "resnet", "attention"}))
-      ->capture_default_str();
+  app.add_option("--report", o.report, "Also write the run's summary (steps, validation figures, speed) as JSON");
+  std::string architectures = "The architecture (docs/train.md):";
+  for (const nn::ModelSpec& spec : nn::MODEL_SPECS) architectures += fmt::format(" {}, {};", spec.name, spec.description);
+  architectures.back() = '.';
+  auto* arch = cli::add_choice(app, "--arch", o.model.kind, nn::MODEL_SPECS, architectures);
+  cli::deprecate(cli::add_choice(app, "--model", o.model.kind, nn::MODEL_SPECS, ""), "train", arch);
   app.add_option("--hidden", o.model.hidden,
                  "mlp: hidden width (4096); conv: FC width (1024); attention: feed-forward width (2 x channels)")
-      ->check(CLI::Range(0, 65536));
+      ->check(CLI::Range(0, nn::MAX_SIZES.hidden));
   app.add_option("--blocks", o.model.blocks, "conv/resnet: blocks (8 / 6); attention: layers (6)")
-      ->check(CLI::Range(0, 256));
+      ->check(CLI::Range(0, nn::MAX_SIZES.blocks));
   app.add_option("--channels", o.model.channels, "conv/resnet: filters (128 / 32); attention: token width (64)")
-      ->check(CLI::Range(0, 8192));
-  app.add_option("--heads", o.model.heads, "attention: heads per layer (4)")->check(CLI::Range(0, 256));
+      ->check(CLI::Range(0, nn::MAX_SIZES.channels));
+  app.add_option("--heads", o.model.heads, "attention: heads per layer (4)")
+      ->check(CLI::Range(0, nn::MAX_SIZES.heads));
   app.add_flag("--se", o.model.squeeze_excitation, "resnet: squeeze-excitation in each block");
   app.add_option("--mixing", o.model.mixing,
                  "resnet: none, or lines (each block also mixes features along every square's rank, file and "
                  "diagonals: one block sees a whole line)")
       ->check(CLI::IsMember({"none", "lines"}))
       ->capture_default_str();
-  std::string inputs = "state";
+  std::string inputs = o.model.inputs_name();  // the default is ModelConfig's
+  std::vector<std::string> input_kinds;
+  for (int k = 0; k < encode::INPUT_KIND_NB; ++k) input_kinds.emplace_back(encode::input_spec(encode::InputKind(k)).name);
   app.add_option("--inputs", inputs,
                  "What the net sees: state (the position from the mover's side, nothing derived), planes (the "
                  "predecessor's 7), attacks / state+attacks (+3 planes from the move generator: engine-assisted)")
-      ->check(CLI::IsMember({"state", "planes", "attacks", "state+attacks"}))
+      ->check(CLI::IsMember(input_kinds))
       ->capture_default_str();
   app.add_flag("!--full-head", o.model.geometric_head,
                "mlp/conv: a 4096-wide last layer, as the predecessor (default: the 1792 possible moves)");
@@ -68,9 +74,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
   app.add_option("--lr", o.lr, "Peak learning rate")->check(cli::in_range(1e-12, 100))->capture_default_str();
-  app.add_option("--optimizer", o.optimizer, "adam | adamw | sgd")
-      ->check(CLI::IsMember({"adam", "adamw", "sgd"}))
-      ->capture_default_str();
+  cli::add_choice(app, "--optimizer", o.optimizer, run::OPTIMIZERS, "Adam, AdamW, or SGD with Nesterov momentum 0.9");
   app.add_option("--weight-decay", o.weight_decay, "Weight decay")->check(cli::in_range(0, 10))->capture_default_str();
   app.add_option("--warmup", o.warmup, "Share of steps of linear warm-up, then cosine decay")
       ->check(cli::in_range(0, 1))
@@ -81,10 +85,18 @@ int main(int argc, char** argv) {
   app.add_option("--clip", o.clip, "Gradient-norm clipping (0: off)")
       ->check(cli::in_range(0, 1e6))
       ->capture_default_str();
-  app.add_option("--max-plies,--max-ply", o.max_ply,
-                 "Train only on positions within this many plies of the game's start (-1: all)")
-      ->check(CLI::Range(-1, 100000))
-      ->capture_default_str();
+  auto* ply_limit = app.add_option("--position-ply-limit", o.position_ply_limit,
+                                   "Train only on the positions before this ply of each game, as if games were cut "
+                                   "there (0: all)")
+                        ->check(CLI::Range(0, 100000))
+                        ->capture_default_str();
+  // The old --max-ply / --max-plies N kept positions with ply <= N, and -1 meant all.
+  const auto old_max_ply = [](const std::string& text) {
+    int n = 0;
+    return CLI::detail::lexical_cast(text, n) && n >= -1 && n < 100000 ? std::to_string(n + 1) : text + " (expected -1..99999)";
+  };
+  for (const char* old : {"--max-plies", "--max-ply"})
+    cli::deprecate(app.add_option(old, o.position_ply_limit), "train", ply_limit, old_max_ply);
   app.add_option("--check-weight", o.check_weight,
                  "Positions whose side to move is in check appear this many times per epoch (the hardest 5%)")
       ->check(CLI::Range(1, 100))
@@ -94,14 +106,12 @@ int main(int argc, char** argv) {
                  "thousand)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  app.add_option("--data-mode", o.data_mode, "auto | memory | stream (see above)")
-      ->check(CLI::IsMember({"auto", "memory", "stream"}))
-      ->capture_default_str();
+  cli::add_choice(app, "--data-mode", o.data_mode, run::DATA_MODES, "Where the training rows live (see above)");
   app.add_option("--shuffle-buffer", o.shuffle_buffer, "stream: positions held in the shuffle buffer")
       ->check(cli::in_range(1, 1e10))
       ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of initialisation, shuffling and the validation split")->capture_default_str();
-  cli::add_device_options(app, {&o.device, &o.precision, &o.threads});
+  cli::add_device_options(app, {&o.device, &o.compute_precision, &o.threads});
   app.add_option("--eval-every", o.eval_every, "Steps between validation rows in metrics.csv")
       ->check(cli::in_range(1, cli::MAX_COUNT))
       ->capture_default_str();

@@ -1,6 +1,9 @@
 #include "data/dataset_merge.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
+#include <string_view>
 
 #include "data/dataset_format.h"
 #include "data/dataset_reader.h"
@@ -26,22 +29,6 @@ struct Shape {
   hid_t type;
 };
 
-h5::Handle create_plain(hid_t parent, const char* name, hid_t type, std::vector<hsize_t> dims,
-                        const std::string& path) {
-  h5::Handle space(h5::check(H5Screate_simple(int(dims.size()), dims.data(), nullptr), path, name));
-  h5::Handle dcpl(h5::check(H5Pcreate(H5P_DATASET_CREATE), path, name));
-  if (dims[0] > 0) {
-    std::vector<hsize_t> chunk = dims;
-    chunk[0] = std::min<hsize_t>(dims[0], dims.size() > 1 ? ROWS_PER_CHUNK : ROWS_PER_COLUMN_CHUNK);
-    h5::check_status(H5Pset_chunk(dcpl, int(chunk.size()), chunk.data()), path, name);
-    h5::check_status(H5Pset_shuffle(dcpl), path, name);
-    h5::check_status(H5Pset_deflate(dcpl, 1), path, name);
-  }
-  h5::check_status(H5Pset_obj_track_times(dcpl, false), path, name);
-  return h5::Handle(h5::check(H5Dcreate2(parent, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), path,
-                              std::string("create dataset ") + name));
-}
-
 void write_rows(hid_t dataset, hid_t type, uint64_t first, uint64_t count, const void* data, const std::string& path,
                 const char* name) {
   if (count == 0) return;
@@ -54,10 +41,10 @@ void write_rows(hid_t dataset, hid_t type, uint64_t first, uint64_t count, const
 }  // namespace
 
 MergeSummary merge_datasets(const MergeOptions& o) {
-  if (o.inputs.empty()) throw Error("merge: no input datasets");
+  if (o.shards.empty()) throw Error("merge: no input datasets");
   if (o.out.empty()) throw Error("merge: no output: give --out FILE.h5");
   std::vector<NamedPath> shards;
-  for (const auto& in : o.inputs) shards.push_back({"a shard", in});
+  for (const auto& in : o.shards) shards.push_back({"a shard", in});
   check_outputs_are_not_inputs({{"--out", o.out}}, shards);
   h5::configure_library();
   const fs::path out_dir = fs::absolute(o.out).parent_path();
@@ -67,7 +54,7 @@ MergeSummary merge_datasets(const MergeOptions& o) {
   MergeSummary total;
   DatasetProvenance provenance;
   int64_t source_count = 0;
-  for (const auto& in : o.inputs) {
+  for (const auto& in : o.shards) {
     const DatasetReader reader(in);
     // The output may not be a file this input reads either: replacing a shard of a joined
     // input would turn it into a file that maps itself.
@@ -101,7 +88,7 @@ MergeSummary merge_datasets(const MergeOptions& o) {
   provenance.tool = "tensorize merge";
   provenance.command_line = o.command_line;
   provenance.split = o.copy ? "merged (copied)" : "merged (virtual)";
-  provenance.merged_from = o.inputs;
+  provenance.merged_from = o.shards;
 
   AtomicPath atomic(o.out);
   h5::Handle file(h5::check(H5Fcreate(atomic.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), o.out,
@@ -114,7 +101,8 @@ MergeSummary merge_datasets(const MergeOptions& o) {
     const Shape shape{column.name, h5::native_type(column.element)};
     const std::vector<hsize_t> dims = h5::column_dims(column, total.positions);
     if (o.copy) {
-      h5::Handle ds = create_plain(file, shape.name, shape.type, dims, o.out);
+      h5::Handle ds = h5::create_column(file, column, total.positions,
+                                        column.tail_rank() ? ROWS_PER_CHUNK : ROWS_PER_COLUMN_CHUNK, o.out);
       const size_t row_bytes = H5Tget_size(shape.type) * size_t(column.elements_per_row());
       std::vector<char> buffer;
       for (const Source& s : sources) {
@@ -153,7 +141,9 @@ MergeSummary merge_datasets(const MergeOptions& o) {
   // The game column and the games table hold indices, offset per shard: they are rewritten
   // (small: 8 bytes a row, about 45 a game).
   {
-    h5::Handle game = create_plain(file, GAME, H5T_NATIVE_INT64, {total.positions}, o.out);
+    const ColumnSpec& spec = *std::find_if(std::begin(ROW_COLUMNS), std::end(ROW_COLUMNS),
+                                           [](const ColumnSpec& c) { return c.name == std::string_view(GAME); });
+    h5::Handle game = h5::create_column(file, spec, total.positions, ROWS_PER_COLUMN_CHUNK, o.out);
     for (const Source& s : sources) {
       const DatasetReader reader(s.path);
       constexpr uint64_t SLICE = 1 << 20;
@@ -171,7 +161,7 @@ MergeSummary merge_datasets(const MergeOptions& o) {
   // Stored types as in dataset_format.h; values pass through int64 in memory.
   for (const ColumnSpec& spec : GAME_COLUMNS) {
     const char* name = spec.name;
-    h5::Handle ds = create_plain(group, name, h5::native_type(spec.element), {total.games}, o.out);
+    h5::Handle ds = h5::create_column(group, spec, total.games, GAMES_PER_CHUNK, o.out);
     const std::string column = name;
     for (const Source& s : sources) {
       auto values = DatasetReader(s.path).read_game_column(name);

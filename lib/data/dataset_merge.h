@@ -8,7 +8,7 @@
 namespace legalnet::data {
 
 struct MergeOptions {
-  std::vector<std::string> inputs;
+  std::vector<std::string> shards;  // the datasets joined, in order
   std::string out;
   bool copy = false;
   std::string command_line;

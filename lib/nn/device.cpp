@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "util/error.h"
+#include "util/thread_pool.h"
 #include "util/version.h"
 
 namespace legalnet::nn {
@@ -70,8 +71,7 @@ torch::Device pick_device(const std::string& spec) {
 }
 
 void configure_threads(int threads) {
-  const int n = threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  torch::set_num_threads(n);
+  torch::set_num_threads(worker_threads(threads));
 }
 
 void keep_freed_memory() {

@@ -3,39 +3,118 @@
 #include <nlohmann/json.hpp>
 
 #include "encode/encode.h"
+#include "util/choices.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace legalnet::nn {
 
+// The nets, built in nn/models.cpp.
+std::shared_ptr<PolicyNet> make_mlp(const ModelConfig& c);
+std::shared_ptr<PolicyNet> make_conv(const ModelConfig& c);
+std::shared_ptr<PolicyNet> make_resnet(const ModelConfig& c);
+std::shared_ptr<PolicyNet> make_attention(const ModelConfig& c);
+
+namespace {
+
+constexpr double SQUARES = 64;
+double input_floats(const ModelConfig& c) { return c.input_planes(); }
+double outputs(const ModelConfig& c) { return c.geometric_head ? encode::GEOMETRIC_INDICES : encode::MOVE_INDICES; }
+double conv3x3_flops(double from, double to) { return 2 * SQUARES * from * to * 9; }
+std::string with_inputs(const ModelConfig& c) {
+  return c.inputs == encode::InputKind::PLANES ? "" : std::string(" +") + c.inputs_name();
+}
+std::string size_of(const ModelConfig& c) { return std::to_string(c.blocks) + "x" + std::to_string(c.channels); }
+
+// Sizes as resolved() leaves them (each at most 65536): no product below overflows int64.
+const ModelSpec MLP{
+    ModelKind::MLP, "mlp", "a multilayer perceptron: the planes, one hidden layer, the move logits",
+    {.hidden = 4096}, false,
+    [](const ModelConfig& c) { return 2 * (input_floats(c) * SQUARES * c.hidden + c.hidden * outputs(c)); },
+    [](const ModelConfig& c) {
+      return int64_t(c.input_planes()) * 64 * c.hidden + int64_t(c.hidden) * int64_t(outputs(c));
+    },
+    [](const ModelConfig& c) { return "mlp " + std::to_string(c.hidden) + with_inputs(c); }, make_mlp};
+
+const ModelSpec CONV{
+    ModelKind::CONV, "conv", "3x3 convolutions, then a fully connected layer and the move logits",
+    {.hidden = 1024, .blocks = 8, .channels = 128}, true,
+    [](const ModelConfig& c) {
+      const double d = c.channels;
+      return conv3x3_flops(input_floats(c), d) + (c.blocks - 1) * conv3x3_flops(d, d) +
+             2 * (d * SQUARES * c.hidden + c.hidden * outputs(c));
+    },
+    [](const ModelConfig& c) {
+      const int64_t in = c.input_planes(), d = c.channels, ff = c.hidden;
+      return in * 9 * d + (c.blocks - 1) * 9 * d * d + d * 64 * ff + ff * int64_t(outputs(c));
+    },
+    [](const ModelConfig& c) { return "conv " + size_of(c) + " fc " + std::to_string(c.hidden) + with_inputs(c); },
+    make_conv};
+
+const ModelSpec RESNET{
+    ModelKind::RESNET, "resnet", "residual 3x3 blocks and a head scoring each move from its from- and to-squares",
+    {.blocks = 6, .channels = 32}, true,
+    [](const ModelConfig& c) {
+      const double d = c.channels;
+      // Line mixing is one [64 x 64] matrix per channel applied densely (nn/models.h: LineMixing).
+      const double lines = c.mixing == "lines" ? 2 * SQUARES * SQUARES * d : 0;
+      return conv3x3_flops(input_floats(c), d) + c.blocks * (2.0 * conv3x3_flops(d, d) + lines) + 2 * SQUARES * d * 64;
+    },
+    [](const ModelConfig& c) {
+      const int64_t in = c.input_planes(), d = c.channels;
+      return in * 9 * d + c.blocks * 2 * 9 * d * d + d * 64;
+    },
+    [](const ModelConfig& c) {
+      return "resnet " + size_of(c) + (c.squeeze_excitation ? " se" : "") + (c.mixing == "none" ? "" : " " + c.mixing) +
+             with_inputs(c);
+    },
+    make_resnet};
+
+const ModelSpec ATTENTION{
+    ModelKind::ATTENTION, "attention", "a transformer over the 64 squares; a move's logit from its two squares",
+    {.blocks = 6, .channels = 64, .heads = 4}, true,
+    [](const ModelConfig& c) {
+      const double d = c.channels, hidden = c.hidden;
+      const double per_layer = 2 * SQUARES * (3 * d * d + d * d + 2 * d * hidden) + 2 * 2 * SQUARES * SQUARES * d;
+      return 2 * SQUARES * input_floats(c) * d + c.blocks * per_layer + 2 * SQUARES * 2 * d * d +
+             2 * SQUARES * SQUARES * d;
+    },
+    [](const ModelConfig& c) {
+      const int64_t in = c.input_planes(), d = c.channels, ff = c.hidden;
+      return in * d + c.blocks * (4 * d * d + 2 * d * ff) + 2 * d * d;
+    },
+    [](const ModelConfig& c) {
+      return "attention " + size_of(c) + " h" + std::to_string(c.heads) + " ff" + std::to_string(c.hidden) +
+             with_inputs(c);
+    },
+    make_attention};
+
+}  // namespace
+
+const std::array<ModelSpec, 4> MODEL_SPECS = {MLP, CONV, RESNET, ATTENTION};
+
+const ModelSpec& model_spec(ModelKind kind) { return choice_of(MODEL_SPECS, kind); }
+
+ModelKind parse_model_kind(std::string_view name) { return find_choice(MODEL_SPECS, name, "model").value; }
+
 ModelConfig ModelConfig::resolved() const {
   ModelConfig c = *this;
-  if (c.kind == "mlp") {
-    if (c.hidden == 0) c.hidden = 4096;
-  } else if (c.kind == "conv") {
-    if (c.hidden == 0) c.hidden = 1024;
-    if (c.blocks == 0) c.blocks = 8;
-    if (c.channels == 0) c.channels = 128;
-  } else if (c.kind == "resnet") {
-    if (c.blocks == 0) c.blocks = 6;
-    if (c.channels == 0) c.channels = 32;
-  } else if (c.kind == "attention") {
-    if (c.blocks == 0) c.blocks = 6;
-    if (c.channels == 0) c.channels = 64;
-    if (c.heads == 0) c.heads = 4;
-    if (c.hidden == 0) c.hidden = 2 * c.channels;
-  } else {
-    throw Error("unknown model '" + c.kind + "' (expected " + MODEL_KINDS + ")");
-  }
-  if (c.hidden < 0 || c.blocks < 0 || c.channels < 0 || c.heads < 0 || c.hidden > 65536 || c.blocks > 256 ||
-      c.channels > 4096 || c.heads > 64)
+  const ModelSpec& spec = model_spec(c.kind);
+  if (c.hidden == 0) c.hidden = spec.defaults.hidden;
+  if (c.blocks == 0) c.blocks = spec.defaults.blocks;
+  if (c.channels == 0) c.channels = spec.defaults.channels;
+  if (c.heads == 0) c.heads = spec.defaults.heads;
+  if (c.kind == ModelKind::ATTENTION && c.hidden == 0) c.hidden = 2 * c.channels;
+  if (c.hidden < 0 || c.blocks < 0 || c.channels < 0 || c.heads < 0 || c.hidden > MAX_SIZES.hidden ||
+      c.blocks > MAX_SIZES.blocks || c.channels > MAX_SIZES.channels || c.heads > MAX_SIZES.heads)
     throw Error("model sizes out of range: " + c.describe());
-  if (c.kind != "mlp" && (c.blocks < 1 || c.channels < 1))
-    throw Error("a " + c.kind + " needs blocks and channels >= 1");
+  if (spec.uses_blocks && (c.blocks < 1 || c.channels < 1))
+    throw Error(std::string("a ") + spec.name + " needs blocks and channels >= 1");
   if (c.mixing != "none" && c.mixing != "lines")
-    throw Error("unknown mixing '" + c.mixing + "' (expected " + MIXINGS + ")");
-  if (c.mixing != "none" && c.kind != "resnet")
-    throw Error("mixing '" + c.mixing + "' is a resnet option, not " + c.kind + "'s");
-  if (c.kind == "attention" && c.channels % c.heads != 0)
+    throw Error("unknown mixing '" + printable(c.mixing) + "' (expected " + MIXINGS + ")");
+  if (c.mixing != "none" && c.kind != ModelKind::RESNET)
+    throw Error("mixing '" + c.mixing + "' is a resnet option, not " + spec.name + "'s");
+  if (c.kind == ModelKind::ATTENTION && c.channels % c.heads != 0)
     throw Error("attention: --channels " + std::to_string(c.channels) + " must be a multiple of --heads " +
                 std::to_string(c.heads));
   if (c.min_parameters() > MAX_PARAMETERS)
@@ -46,7 +125,7 @@ ModelConfig ModelConfig::resolved() const {
 
 std::string ModelConfig::to_json() const {
   nlohmann::ordered_json j;
-  j["kind"] = kind;
+  j["kind"] = kind_name();
   j["hidden"] = hidden;
   j["blocks"] = blocks;
   j["channels"] = channels;
@@ -54,7 +133,7 @@ std::string ModelConfig::to_json() const {
   j["squeeze_excitation"] = squeeze_excitation;
   j["geometric_head"] = geometric_head;
   j["mixing"] = mixing;
-  j["inputs"] = inputs_name();
+  j["input_kind"] = inputs_name();
   return j.dump();
 }
 
@@ -62,14 +141,17 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   try {
     const auto j = nlohmann::json::parse(text);
     ModelConfig c;
-    c.kind = j.at("kind").get<std::string>();
+    c.kind = parse_model_kind(j.at("kind").get<std::string>());
     c.hidden = j.at("hidden").get<int>();
     c.blocks = j.at("blocks").get<int>();
     c.channels = j.at("channels").get<int>();
     c.heads = j.value("heads", 0);  // absent in files written before the attention model
     c.squeeze_excitation = j.at("squeeze_excitation").get<bool>();
     c.geometric_head = j.at("geometric_head").get<bool>();
-    c.inputs = encode::parse_input_kind(j.value("inputs", "planes"));  // absent before the attack planes
+    // "input_kind"; "inputs" in files written before the name was made one; neither before the
+    // attack planes (the predecessor's planes then).
+    c.inputs = encode::parse_input_kind(j.contains("input_kind") ? j.at("input_kind").get<std::string>()
+                                                                 : j.value("inputs", "planes"));
     c.mixing = j.value("mixing", "none");                               // absent before line mixing
     return c.resolved();
   } catch (const nlohmann::json::exception& e) {
@@ -79,39 +161,11 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
 
 double ModelConfig::forward_flops() const {
   const ModelConfig c = resolved();
-  const double in = input_planes(), squares = 64, moves = c.geometric_head ? encode::GEOMETRIC_INDICES : 4096;
-  const double d = c.channels, hidden = c.hidden;
-  auto conv3x3 = [&](double from, double to) { return 2 * squares * from * to * 9; };
-  if (c.kind == "mlp") return 2 * (in * squares * hidden + hidden * moves);
-  if (c.kind == "conv")
-    return conv3x3(in, d) + (c.blocks - 1) * conv3x3(d, d) + 2 * (d * squares * hidden + hidden * moves);
-  if (c.kind == "attention") {
-    const double per_layer = 2 * squares * (3 * d * d + d * d + 2 * d * hidden) + 2 * 2 * squares * squares * d;
-    return 2 * squares * in * d + c.blocks * per_layer + 2 * squares * 2 * d * d + 2 * squares * squares * d;
-  }
-  // Line mixing is one [64 x 64] matrix per channel applied densely (nn/models.h: LineMixing).
-  const double lines = c.mixing == "lines" ? 2 * squares * squares * d : 0;
-  return conv3x3(in, d) + c.blocks * (2.0 * conv3x3(d, d) + lines) + 2 * squares * d * 64;
+  return model_spec(c.kind).forward_flops(c);
 }
 
-int64_t ModelConfig::min_parameters() const {
-  // Sizes as resolved() leaves them (each at most 65536): no product below overflows int64.
-  const int64_t in = input_planes(), d = channels, ff = hidden, squares = 64;
-  const int64_t moves = geometric_head ? encode::GEOMETRIC_INDICES : encode::MOVE_INDICES;
-  if (kind == "mlp") return in * squares * ff + ff * moves;
-  if (kind == "conv") return in * 9 * d + (blocks - 1) * 9 * d * d + d * squares * ff + ff * moves;
-  if (kind == "attention") return in * d + blocks * (4 * d * d + 2 * d * ff) + 2 * d * d;
-  return in * 9 * d + blocks * 2 * 9 * d * d + d * squares;  // resnet
-}
+int64_t ModelConfig::min_parameters() const { return model_spec(kind).min_parameters(*this); }
 
-std::string ModelConfig::describe() const {
-  const std::string with = inputs == encode::InputKind::PLANES ? "" : std::string(" +") + inputs_name();
-  const std::string size = std::to_string(blocks) + "x" + std::to_string(channels);
-  if (kind == "mlp") return "mlp " + std::to_string(hidden) + with;
-  if (kind == "conv") return "conv " + size + " fc " + std::to_string(hidden) + with;
-  if (kind == "attention")
-    return "attention " + size + " h" + std::to_string(heads) + " ff" + std::to_string(hidden) + with;
-  return "resnet " + size + (squeeze_excitation ? " se" : "") + (mixing == "none" ? "" : " " + mixing) + with;
-}
+std::string ModelConfig::describe() const { return model_spec(kind).describe(*this); }
 
 }  // namespace legalnet::nn

@@ -2,14 +2,53 @@
 // rebuilds its network. No torch here, so tools and tests can read it cheaply.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "encode/inputs.h"
 
 namespace legalnet::nn {
 
-constexpr const char* MODEL_KINDS = "mlp | conv | resnet | attention";
+class PolicyNet;
+struct ModelConfig;
+
+enum class ModelKind { MLP, CONV, RESNET, ATTENTION };
+
+// The sizes a net has. As options, 0 means "the kind's default".
+struct ModelSizes {
+  int hidden = 0, blocks = 0, channels = 0, heads = 0;
+};
+
+// The largest sizes, read by train's command line and by ModelConfig::resolved() (and
+// python/legalnet/model_file.py's _LIMITS).
+constexpr ModelSizes MAX_SIZES{.hidden = 65536, .blocks = 256, .channels = 4096, .heads = 64};
+
+// One row per model kind: what the command line, the model files, the FLOP and weight counts
+// and the factory know about it. A new kind is a row here and its module in nn/models.h.
+struct ModelSpec {
+  ModelKind value;
+  const char* name;         // train --arch, the model file's "kind"
+  const char* description;  // for --help and docs
+  ModelSizes defaults;      // for sizes left 0 (attention's hidden: 2 x channels, below)
+  bool uses_blocks;         // needs blocks and channels >= 1
+  // Floating-point operations of one forward pass for one position (resolved config).
+  double (*forward_flops)(const ModelConfig&);
+  // A lower bound on the weights: convolutions and matrices, without biases and norms.
+  int64_t (*min_parameters)(const ModelConfig&);
+  // "mlp 4096", "conv 8x128 fc 1024", "resnet 6x32 se lines", "attention 6x64 h4 ff128"
+  std::string (*describe)(const ModelConfig&);
+  // The net (nn/models.cpp).
+  std::shared_ptr<PolicyNet> (*make)(const ModelConfig&);
+};
+
+extern const std::array<ModelSpec, 4> MODEL_SPECS;
+const ModelSpec& model_spec(ModelKind kind);
+// Throws legalnet::Error "unknown model 'x' (expected mlp | conv | resnet | attention)".
+ModelKind parse_model_kind(std::string_view name);
+
 constexpr const char* MIXINGS = "none | lines";
 
 // The most weights a net may have (4 GiB in fp32): the largest sizes the options admit
@@ -17,7 +56,7 @@ constexpr const char* MIXINGS = "none | lines";
 constexpr int64_t MAX_PARAMETERS = int64_t(1) << 30;
 
 struct ModelConfig {
-  std::string kind = "resnet";      // mlp | conv | resnet | attention
+  ModelKind kind = ModelKind::RESNET;  // MODEL_SPECS
   int hidden = 0;                   // mlp: hidden width (default 4096); conv: FC width (default 1024);
                                     // attention: feed-forward width (default 2 x channels)
   int blocks = 0;                   // conv / resnet: number of blocks; attention: encoder layers
@@ -35,6 +74,7 @@ struct ModelConfig {
   // files written before the input kinds existed hold none: from_json reads them as the
   // predecessor's planes.
   encode::InputKind inputs = encode::InputKind::STATE;
+  const char* kind_name() const { return model_spec(kind).name; }
   int input_planes() const { return encode::input_spec(inputs).planes; }
   const char* inputs_name() const { return encode::input_spec(inputs).name; }
 

@@ -264,12 +264,15 @@ torch::Tensor AttentionNetImpl::forward_trained(torch::Tensor planes) {
   return scores.index_select(1, trained_moves(scores.device()));
 }
 
+// The factories of MODEL_SPECS (nn/model_config.cpp).
+std::shared_ptr<PolicyNet> make_mlp(const ModelConfig& c) { return Mlp(c).ptr(); }
+std::shared_ptr<PolicyNet> make_conv(const ModelConfig& c) { return ConvNet(c).ptr(); }
+std::shared_ptr<PolicyNet> make_resnet(const ModelConfig& c) { return ResNet(c).ptr(); }
+std::shared_ptr<PolicyNet> make_attention(const ModelConfig& c) { return AttentionNet(c).ptr(); }
+
 std::shared_ptr<PolicyNet> make_model(const ModelConfig& config) {
   const ModelConfig c = config.resolved();
-  if (c.kind == "mlp") return Mlp(c).ptr();
-  if (c.kind == "conv") return ConvNet(c).ptr();
-  if (c.kind == "attention") return AttentionNet(c).ptr();
-  return ResNet(c).ptr();
+  return model_spec(c.kind).make(c);
 }
 
 }  // namespace legalnet::nn

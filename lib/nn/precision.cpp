@@ -18,15 +18,6 @@ void set_autocast(c10::DeviceType type, bool enabled, at::ScalarType dtype) {
 
 }  // namespace
 
-const char* precision_name(Precision p) {
-  switch (p) {
-    case Precision::BF16: return "bf16";
-    case Precision::TF32: return "tf32";
-    case Precision::FP32: break;
-  }
-  return "fp32";
-}
-
 bool cpu_has_native_bf16() {
   static const bool native = [] {
     std::ifstream cpuinfo("/proc/cpuinfo");
@@ -42,16 +33,11 @@ bool cpu_has_native_bf16() {
   return native;
 }
 
-Precision resolve_precision(const std::string& spec, const torch::Device& device) {
-  if (spec == "fp32") return Precision::FP32;
-  if (spec == "bf16") return Precision::BF16;
-  if (spec == "tf32") {
-    if (!device.is_cuda())
-      throw Error("--precision tf32: TF32 is a CUDA tensor-core format; on " + device.str() + " use fp32 or bf16");
-    return Precision::TF32;
-  }
-  if (spec == "auto") return device.is_cuda() || cpu_has_native_bf16() ? Precision::BF16 : Precision::FP32;
-  throw Error("--precision " + spec + ": expected " + PRECISION_CHOICES);
+Precision resolve_precision(Precision choice, const torch::Device& device) {
+  if (choice == Precision::TF32 && !device.is_cuda())
+    throw Error("--precision tf32: TF32 is a CUDA tensor-core format; on " + device.str() + " use fp32 or bf16");
+  if (choice == Precision::AUTO) return device.is_cuda() || cpu_has_native_bf16() ? Precision::BF16 : Precision::FP32;
+  return choice;
 }
 
 AutocastScope::AutocastScope(Precision precision, const torch::Device& device)

@@ -9,21 +9,23 @@
 
 #include <string>
 
+#include "nn/precision_choice.h"
+
 namespace legalnet::nn {
 
 class PolicyNet;
 
-enum class Precision { FP32, TF32, BF16 };
-
-constexpr const char* PRECISION_CHOICES = "auto | fp32 | tf32 | bf16";
-const char* precision_name(Precision p);
 
 // Whether this CPU computes bf16 natively (avx512_bf16 or amx_bf16 in /proc/cpuinfo).
 bool cpu_has_native_bf16();
 
-// "fp32", "tf32" (CUDA only), "bf16", or "auto": bf16 on a CUDA device and on a CPU with native
-// bf16, fp32 elsewhere. Throws legalnet::Error for another name or tf32 on a CPU.
-Precision resolve_precision(const std::string& spec, const torch::Device& device);
+// FP32, TF32 (CUDA only), BF16, or for AUTO: BF16 on a CUDA device and on a CPU with native
+// bf16, FP32 elsewhere. Throws legalnet::Error for TF32 on a CPU.
+Precision resolve_precision(Precision choice, const torch::Device& device);
+// The same by name (PRECISIONS); throws legalnet::Error for another name.
+inline Precision resolve_precision(std::string_view name, const torch::Device& device) {
+  return resolve_precision(parse_precision(name), device);
+}
 
 // Autocast to bf16 on `device` while alive (nothing for fp32); nests, and restores the
 // previous state. Autocast state belongs to the thread that makes the scope.

@@ -18,14 +18,15 @@
 #include "eval/games.h"
 #include "eval/picture.h"
 #include "nn/device.h"
+#include "nn/loss.h"
 #include "nn/model_file.h"
 #include "nn/precision.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
+#include "util/provenance.h"
 #include "util/stats.h"
-#include "util/version.h"
 
 namespace legalnet::run {
 using namespace nn;  // the networks this tool runs
@@ -34,9 +35,11 @@ namespace {
 using nlohmann::ordered_json;
 
 // Probabilities (sigmoid of the logits) for a batch of positions, in board order (from*64+to
-// of the board, whatever the frame of the model's inputs).
+// of the board, whatever the frame of the model's inputs). With bce_sum, also adds the batch's
+// summed BCE against the legal moves, computed from the logits by nn::policy_loss: the function
+// train minimises and validates with, so evaluate's bce and train's val_loss are one measure.
 std::vector<float> predict(const LoadedModel& model, const std::vector<const chess::Position*>& positions,
-                           const torch::Device& device, Precision precision) {
+                           const torch::Device& device, Precision precision, double* bce_sum = nullptr) {
   torch::NoGradGuard no_grad;
   const encode::InputKind kind = model.config.inputs;
   const size_t row_floats = size_t(model.config.input_planes()) * encode::PLANE_SIZE;
@@ -47,21 +50,24 @@ std::vector<float> predict(const LoadedModel& model, const std::vector<const che
     encode::write_inputs(kind, state, inputs.data_ptr<float>() + i * row_floats);
     sides[i] = state.side;
   }
-  const auto probs =
-      torch::sigmoid(forward_logits(*model.net, inputs.to(device), precision)).to(torch::kCPU).contiguous();
+  const torch::Tensor logits = forward_logits(*model.net, inputs.to(device), precision);
+  if (bce_sum) {
+    auto targets = torch::empty({int64_t(positions.size()), encode::MOVE_INDICES}, torch::kFloat32);
+    std::vector<uint16_t> legal;
+    for (size_t i = 0; i < positions.size(); ++i) {
+      legal.clear();
+      for (chess::Move m : chess::MoveList(*positions[i])) legal.push_back(uint16_t(encode::move_index(m)));
+      encode::write_targets(kind, sides[i], legal.data(), legal.data() + legal.size(),
+                            targets.data_ptr<float>() + i * encode::MOVE_INDICES);
+    }
+    *bce_sum += policy_loss({.logits = logits, .targets = targets.to(device)}, at::Reduction::Sum).item<double>();
+  }
+  const auto probs = torch::sigmoid(logits).to(torch::kCPU).contiguous();
   std::vector<float> out(probs.numel());
   for (size_t i = 0; i < positions.size(); ++i)
     encode::to_board_order(kind, sides[i], probs.data_ptr<float>() + i * encode::MOVE_INDICES,
                            out.data() + i * encode::MOVE_INDICES);
   return out;
-}
-
-// Whether a position has a legal castling or en-passant move: the rare kinds, counted over the
-// whole dataset (a few hundred in a test set, too few in its first rows to mean anything).
-bool has_rare_move(const chess::MoveList& legal) {
-  for (chess::Move m : legal)
-    if (m.kind() == chess::MoveKind::CASTLING || m.kind() == chess::MoveKind::EN_PASSANT) return true;
-  return false;
 }
 
 struct DatasetResult {
@@ -86,18 +92,15 @@ void add_rare_moves(const LoadedModel& model, const EvaluateOptions& o, const to
       r.rare.add(pending[i], chess::MoveList(pending[i]), &probs[i * encode::MOVE_INDICES], o.threshold);
     pending.clear();
   };
-  constexpr uint64_t SLICE = 16384;
-  for (const auto& path : o.data) {
-    const data::DatasetReader reader(path);
-    for (uint64_t start = 0; start < reader.num_positions(); start += SLICE) {
-      for (auto& pos : reader.read_board_positions(start, std::min(SLICE, reader.num_positions() - start))) {
-        ++r.scanned;
-        if (!has_rare_move(chess::MoveList(pos))) continue;
-        pending.push_back(std::move(pos));
-        if (pending.size() == size_t(o.batch_size)) flush();
-      }
+  data::for_each_row_slice(o.data, [&](const data::RowSlice& s) {
+    for (auto& pos : s.reader.read_board_positions(s.start, s.count)) {
+      ++r.scanned;
+      if (!encode::has_rare_move(chess::MoveList(pos))) continue;
+      pending.push_back(std::move(pos));
+      if (pending.size() == size_t(o.batch_size)) flush();
     }
-  }
+    return true;
+  });
   if (!pending.empty()) flush();
 }
 
@@ -122,20 +125,14 @@ DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& 
       std::vector<const chess::Position*> pointers;
       for (const auto& p : positions) pointers.push_back(&p);
       const auto t0 = std::chrono::steady_clock::now();
-      const std::vector<float> probs = predict(model, pointers, device, precision);
+      const std::vector<float> probs = predict(model, pointers, device, precision, &bce_sum);
       r.inference_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       for (uint64_t i = 0; i < count; ++i) {
         const chess::MoveList legal(positions[i]);
         const float* p = &probs[i * encode::MOVE_INDICES];
         r.anatomy.add(positions[i], legal, p, o.threshold);
-        if (whole_set && has_rare_move(legal)) r.rare.add(positions[i], legal, p, o.threshold);
+        if (whole_set && encode::has_rare_move(legal)) r.rare.add(positions[i], legal, p, o.threshold);
         gallery.add_position(positions[i], legal, p, fmt::format("row {} of {}", start + i, path));
-        bool is_legal[encode::MOVE_INDICES] = {};
-        for (auto m : legal) is_legal[encode::move_index(m)] = true;
-        for (int k = 0; k < encode::MOVE_INDICES; ++k) {
-          const double q = std::clamp(double(p[k]), 1e-12, 1 - 1e-12);
-          bce_sum -= is_legal[k] ? std::log(q) : std::log1p(-q);
-        }
       }
       done += count;
       progress.update(done);
@@ -158,25 +155,21 @@ ordered_json interval_json(const Proportion& p) {
   return {low, high};
 }
 
-ordered_json counts_json(const eval::Counts& c) {
-  return {{"recall", ratio(c.legal_found, c.legal)},
-          {"precision", ratio(c.predicted_legal, c.predicted)},
-          {"legal_moves", c.legal},
-          {"predicted", c.predicted}};
+ordered_json counts_json(const Counts& c) {
+  return {{"recall", c.recall()}, {"precision", c.precision()}, {"legal_moves", c.legal()}, {"predicted", c.predicted()}};
 }
 
 ordered_json dataset_json(const DatasetResult& d) {
   const eval::Anatomy& a = d.anatomy;
-  const double p = ratio(a.total.predicted_legal, a.total.predicted), r = ratio(a.total.legal_found, a.total.legal);
   ordered_json j;
   // The figures below are over the first `positions` rows of the `rows_in_data` (all when equal),
   // except rare_moves_whole_set, which is always over every row.
   j["positions"] = a.positions;
   j["rows_in_data"] = d.rows_in_data;
   j["bce"] = d.bce;
-  j["precision"] = p;
-  j["recall"] = r;
-  j["f1"] = p + r > 0 ? 2 * p * r / (p + r) : 0.0;
+  j["precision"] = a.total.precision();
+  j["recall"] = a.total.recall();
+  j["f1"] = a.total.f1();
   j["exact_set_accuracy"] = ratio(a.exact_sets, a.positions);
   j["exact_set_95ci"] = interval_json({a.exact_sets, a.positions});
   j["top1_legal"] = ratio(a.top1_legal, a.positions);
@@ -287,13 +280,13 @@ void print_headline(const ordered_json& report) {
 void print_table(const ordered_json& report) {
   fmt::print("model    {}  ({} parameters)\n", report["model"]["description"].get<std::string>(),
              report["model"]["parameters"].get<int64_t>());
-  fmt::print("inputs   {}{}: {}\n", report["model"]["inputs"].get<std::string>(),
-             report["model"]["inputs_from_move_generator"].get<bool>()
+  fmt::print("inputs   {}{}: {}\n", report["model"]["input_kind"].get<std::string>(),
+             report["model"]["input_kind_from_move_generator"].get<bool>()
                  ? " (ENGINE-ASSISTED: planes from the move generator)"
                  : " (the position only, nothing derived)",
-             report["model"]["inputs_description"].get<std::string>());
+             report["model"]["input_kind_description"].get<std::string>());
   fmt::print("device   {} in {}{}\n", report["options"]["device"].get<std::string>(),
-             report["options"]["precision"].get<std::string>(),
+             report["options"]["compute_precision"].get<std::string>(),
              report["options"].contains("device_note")
                  ? " (--device auto: " + report["options"]["device_note"].get<std::string>() + ")"
                  : std::string());
@@ -415,7 +408,7 @@ std::string run_evaluate(const EvaluateOptions& o) {
       say("evaluate: note: castling rights '{}' dropped (the king or rook is not on its square)\n", dropped);
   }
   const torch::Device device = pick_device(o.device);
-  const Precision precision = resolve_precision(o.precision, device);
+  const Precision precision = resolve_precision(o.compute_precision, device);
   configure_threads(o.threads);
   keep_freed_memory();
   configure_for_speed(device, precision);
@@ -423,23 +416,20 @@ std::string run_evaluate(const EvaluateOptions& o) {
   model.net->eval();
   choose_memory_format(*model.net);
 
-  ordered_json report;
-  report["tool"] = "evaluate";
-  report["version"] = std::string(VERSION) + " (" + GIT_DESCRIBE + ")";
-  report["command_line"] = o.command_line;
+  ordered_json report = provenance_json("evaluate", o.command_line);
   report["model"] = {{"path", o.model},
                      {"description", model.config.describe()},
                      {"config", ordered_json::parse(model.config.to_json())},
-                     {"inputs", model.config.inputs_name()},
-                     {"inputs_from_move_generator", encode::input_spec(model.config.inputs).from_move_generator},
-                     {"inputs_description", encode::input_spec(model.config.inputs).description},
+                     {"input_kind", model.config.inputs_name()},
+                     {"input_kind_from_move_generator", encode::input_spec(model.config.inputs).from_move_generator},
+                     {"input_kind_description", encode::input_spec(model.config.inputs).description},
                      {"parameters", count_parameters(*model.net)},
                      {"training", ordered_json::parse(model.training_json)}};
   report["options"] = {{"data", o.data},           {"max_positions", o.max_positions},
                        {"threshold", o.threshold}, {"games", o.games},
                        {"opponent", o.opponent},   {"greedy", o.greedy},
                        {"seed", o.seed},           {"max_plies", o.max_plies},
-                       {"device", device.str()},   {"precision", precision_name(precision)}};
+                       {"device", device.str()},   {"compute_precision", precision_name(precision)}};
   if (o.device == "auto" && !device.is_cuda()) report["options"]["device_note"] = cpu_fallback_reason();
 
   Outputs outputs;  // the picture, the gallery and the report, renamed together at the end
@@ -466,16 +456,10 @@ std::string run_evaluate(const EvaluateOptions& o) {
   if (!o.fen.empty()) {
     const chess::Position& pos = *shown;
     const std::vector<float> probs = predict(model, {&pos}, device, precision);
-    bool legal[encode::MOVE_INDICES] = {};
-    for (chess::Move m : chess::MoveList(pos)) legal[encode::move_index(m)] = true;
-    std::vector<int> order(encode::MOVE_INDICES);
-    std::iota(order.begin(), order.end(), 0);
-    const int k = std::clamp(o.top_k, 1, encode::MOVE_INDICES);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                      [&](int a, int b) { return probs[size_t(a)] > probs[size_t(b)]; });
+    const encode::LegalMask legal{chess::MoveList(pos)};
+    const std::vector<int> order = encode::top_indices(probs.data(), o.top_k);
     ordered_json top = ordered_json::array();
-    for (int i = 0; i < k; ++i) {
-      const int index = order[size_t(i)];
+    for (const int index : order) {
       top.push_back(
           {{"move", encode::index_name(index)},
            {"index", index},
@@ -483,7 +467,8 @@ std::string run_evaluate(const EvaluateOptions& o) {
            {"legal", legal[index]}});
     }
     report["position"] = {{"fen", pos.fen()}, {"top_moves", top}};
-    if (!o.picture.empty()) eval::write_picture(o.picture, eval::position_svg(pos, probs.data(), k), outputs);
+    if (!o.picture.empty())
+      eval::write_picture(o.picture, eval::position_svg(pos, probs.data(), int(order.size())), outputs);
   }
   report["gallery"] = gallery_json(gallery.groups(), o.gallery);
   if (!o.gallery.empty()) write_gallery(gallery.groups(), o.gallery, outputs);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "nn/precision_choice.h"
+
 namespace legalnet::run {
 
 struct EvaluateOptions {
@@ -24,7 +26,7 @@ struct EvaluateOptions {
   std::string picture;  // .svg or .png of --fen
   std::string gallery;  // folder for the boards of the model's mistakes (one .svg a group)
   std::string device = "auto";
-  std::string precision = "auto";  // auto | fp32 | bf16 (nn/precision.h)
+  nn::Precision compute_precision = nn::Precision::AUTO;  // --precision (nn/precision_choice.h)
   int threads = 0;
   int batch_size = 1024;
   bool quiet = false;

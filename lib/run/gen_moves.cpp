@@ -13,8 +13,8 @@
 #include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
+#include "util/provenance.h"
 #include "util/thread_pool.h"
-#include "util/version.h"
 
 namespace legalnet::run {
 namespace {
@@ -55,13 +55,11 @@ void play_batch(const GenMovesOptions& options, const chess::Position& start, ui
   }
 }
 
-// The summary as JSON, complete but not yet renamed onto --stats-json: the PGN and it take
-// their names together.
-std::unique_ptr<OutputFile> write_stats_json(const GenMovesOptions& options, const GenMovesStats& stats,
-                                             const GameRange& range) {
-  nlohmann::ordered_json j;
-  j["tool"] = "gen_moves";
-  j["version"] = VERSION;
+// The summary as JSON, complete but not yet renamed onto --report: the PGN and it take their
+// names together.
+std::unique_ptr<OutputFile> write_report(const GenMovesOptions& options, const GenMovesStats& stats,
+                                         const GameRange& range) {
+  nlohmann::ordered_json j = provenance_json("gen_moves", options.command_line);
   j["seed"] = options.seed;
   j["games_in_run"] = options.games;
   j["shard"] = options.shard;
@@ -76,7 +74,7 @@ std::unique_ptr<OutputFile> write_stats_json(const GenMovesOptions& options, con
   j["seconds"] = stats.seconds;
   j["games_per_second"] = stats.seconds > 0 ? double(stats.games) / stats.seconds : 0.0;
   j["plies_per_second"] = stats.seconds > 0 ? double(stats.plies) / stats.seconds : 0.0;
-  auto out = std::make_unique<OutputFile>(options.stats_json);
+  auto out = std::make_unique<OutputFile>(options.report);
   out->write(j.dump(2) + "\n");
   out->finish();
   return out;
@@ -141,13 +139,17 @@ GenMovesStats run_gen_moves(const GenMovesOptions& options) {
   if (options.num_shards < 1) throw Error("--num-shards must be at least 1");
   if (options.shard < 0 || options.shard >= options.num_shards)
     throw Error(fmt::format("--shard {} is not in 0..{}", options.shard, options.num_shards - 1));
-  if (options.threads < 1) throw Error("--threads must be at least 1");
+  if (options.threads < 0) throw Error("--threads must be 0 (all cores) or positive");
+  const int threads = worker_threads(options.threads);
   if (options.max_plies < 0) throw Error("--max-plies must not be negative");
-  check_outputs_are_not_inputs({{"--out", options.out}, {"--stats-json", options.stats_json}}, {});
+  check_outputs_are_not_inputs({{"--out", options.out}, {"--report", options.report}}, {});
   // Both outputs writable, and what the JSON will hold is text: found now, not after the games.
   check_output_writable({"--out", options.out});
-  check_output_writable({"--stats-json", options.stats_json});
-  if (!options.stats_json.empty()) check_json_text("--out", options.out, {"--stats-json", options.stats_json});
+  check_output_writable({"--report", options.report});
+  if (!options.report.empty()) {
+    check_json_text("--out", options.out, {"--report", options.report});
+    check_json_text("the command line", options.command_line, {"--report", options.report});
+  }
   const chess::Position start =
       options.start_fen.empty() ? chess::Position() : chess::Position(std::string_view(options.start_fen));
 
@@ -162,9 +164,9 @@ GenMovesStats run_gen_moves(const GenMovesOptions& options) {
     std::string text;
     GenMovesStats stats;
   };
-  ThreadPool pool(options.threads);
+  ThreadPool pool(threads);
   std::deque<std::future<PlayedBatch>> in_flight;
-  const size_t window = size_t(options.threads) * 4;
+  const size_t window = size_t(threads) * 4;
   GenMovesStats total;
   auto write_front = [&] {
     const PlayedBatch batch = in_flight.front().get();
@@ -188,11 +190,11 @@ GenMovesStats run_gen_moves(const GenMovesOptions& options) {
   progress.finish();
   total.seconds = progress.elapsed_seconds();
   if (!options.quiet) print_summary(total);
-  std::unique_ptr<OutputFile> stats;
-  if (!options.stats_json.empty()) stats = write_stats_json(options, total, range);
+  std::unique_ptr<OutputFile> report;
+  if (!options.report.empty()) report = write_report(options, total, range);
   // Both complete: only now does either take its name.
   out.commit();
-  if (stats) stats->commit();
+  if (report) report->commit();
   return total;
 }
 

@@ -13,13 +13,14 @@ struct GenMovesOptions {
   uint64_t games = 100;  // games in the whole (unsharded) run
   uint64_t seed = 0;
   std::string out = "-";  // "-" is stdout; .gz / .zst compress
-  int threads = 1;
+  int threads = 1;        // 0: all cores
   std::string start_fen;  // empty: the standard start position
   int max_plies = 0;      // 0: play every game to its end
   int shard = 0;          // this process makes shard `shard` of `num_shards`
   int num_shards = 1;
   bool quiet = false;
-  std::string stats_json;  // optional summary as JSON
+  std::string report;      // optional summary as JSON (--report)
+  std::string command_line;  // for the summary's provenance
 };
 
 // Games [first, last) of a run of `games` belong to shard k of m: contiguous blocks, so that

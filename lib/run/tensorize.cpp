@@ -18,10 +18,10 @@
 #include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
+#include "util/provenance.h"
 #include "util/rng.h"
 #include "util/thread_pool.h"
 #include "util/text.h"
-#include "util/version.h"
 
 namespace legalnet::run {
 namespace {
@@ -104,14 +104,11 @@ uint64_t file_size(const std::string& path) {
   return stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
 }
 
-// The summary as JSON, complete but not yet renamed onto --stats-json: the datasets and it
-// take their names together.
-std::unique_ptr<OutputFile> write_stats_json(const TensorizeOptions& o, const TensorizeSummary& s) {
-  nlohmann::ordered_json j;
-  j["tool"] = "tensorize";
-  j["version"] = VERSION;
-  j["command_line"] = o.command_line;
-  j["inputs"] = o.inputs;
+// The summary as JSON, complete but not yet renamed onto --report: the datasets and it take
+// their names together.
+std::unique_ptr<OutputFile> write_report(const TensorizeOptions& o, const TensorizeSummary& s) {
+  nlohmann::ordered_json j = provenance_json("tensorize", o.command_line);
+  j["pgn_files"] = o.pgn_files;
   j["games_read"] = s.games_read;
   j["games_kept"] = s.games;
   j["games_skipped"] = s.skipped_games;
@@ -127,7 +124,7 @@ std::unique_ptr<OutputFile> write_stats_json(const TensorizeOptions& o, const Te
   j["bytes"] = s.bytes;
   j["seconds"] = s.seconds;
   j["positions_per_second"] = s.seconds > 0 ? double(s.positions) / s.seconds : 0.0;
-  auto out = std::make_unique<OutputFile>(o.stats_json);
+  auto out = std::make_unique<OutputFile>(o.report);
   out->write(j.dump(2) + "\n");
   out->finish();
   return out;
@@ -151,9 +148,10 @@ std::string split_output_path(const std::string& out, const std::string& part) {
 }
 
 TensorizeSummary run_tensorize(const TensorizeOptions& o) {
-  if (o.inputs.empty()) throw Error("no input: give --in FILE (or --in - for stdin)");
+  if (o.pgn_files.empty()) throw Error("no input: give --in FILE (or --in - for stdin)");
   if (o.out.empty()) throw Error("no output: give --out FILE.h5");
-  if (o.threads < 1) throw Error("--threads must be at least 1");
+  if (o.threads < 0) throw Error("--threads must be 0 (all cores) or positive");
+  const int threads = worker_threads(o.threads);
   if (!o.split.empty()) {
     double sum = 0;
     for (double f : o.split) {
@@ -170,19 +168,19 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
     std::vector<NamedPath> outputs, inputs;
     for (const auto& part : part_names)
       outputs.push_back({"--out", o.split.empty() ? o.out : split_output_path(o.out, part)});
-    outputs.push_back({"--stats-json", o.stats_json});
-    for (const auto& in : o.inputs) inputs.push_back({"--in", in});
+    outputs.push_back({"--report", o.report});
+    for (const auto& in : o.pgn_files) inputs.push_back({"--in", in});
     check_outputs_are_not_inputs(outputs, inputs);
     // Every output writable, and all the JSON will hold is text: found now, not after the work.
     for (const auto& out : outputs) check_output_writable(out);
-    if (!o.stats_json.empty()) {
-      const NamedPath json{"--stats-json", o.stats_json};
+    if (!o.report.empty()) {
+      const NamedPath json{"--report", o.report};
       for (const auto& p : inputs) check_json_text(p.option, p.path, json);
       for (const auto& p : outputs) check_json_text(p.option, p.path, json);
       check_json_text("the command line", o.command_line, json);
     }
   }
-  ThreadPool pool(o.threads);
+  ThreadPool pool(threads);
   std::vector<std::unique_ptr<data::DatasetWriter>> writers;
   for (const auto& part : part_names)
     writers.push_back(
@@ -190,7 +188,7 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
 
   TensorizeSummary summary;
   uint64_t total_bytes = 0;
-  for (const auto& in : o.inputs) total_bytes += in == "-" ? 0 : file_size(in);
+  for (const auto& in : o.pgn_files) total_bytes += in == "-" ? 0 : file_size(in);
   Progress progress("positions", 0, !o.quiet && stderr_is_terminal());
   std::unordered_set<uint64_t> seen;
   std::vector<uint32_t> selected;
@@ -251,10 +249,10 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
   // This thread parses PGN and writes; workers replay, encode and compress. Batches are
   // consumed in submission order, so the output does not depend on --threads.
   std::deque<std::future<EncodedBatch>> in_flight;
-  const size_t max_in_flight = size_t(2 * o.threads + 1);
+  const size_t max_in_flight = size_t(2 * threads + 1);
   uint64_t bytes_done = 0;
-  for (size_t source = 0; source < o.inputs.size() && !stop; ++source) {
-    PgnReader reader(o.inputs[source]);
+  for (size_t source = 0; source < o.pgn_files.size() && !stop; ++source) {
+    PgnReader reader(o.pgn_files[source]);
     while (!stop) {
       auto batch = std::make_shared<std::vector<PendingGame>>();
       PgnGame game;
@@ -264,7 +262,7 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
         batch->push_back({std::move(game), int32_t(source)});
       }
       if (batch->empty()) break;
-      in_flight.push_back(pool.submit([batch, &o] { return encode_batch(*batch, o.inputs, o.include_final); }));
+      in_flight.push_back(pool.submit([batch, &o] { return encode_batch(*batch, o.pgn_files, o.include_final); }));
       while (in_flight.size() > max_in_flight && !stop) {
         consume(in_flight.front().get());
         in_flight.pop_front();
@@ -284,7 +282,7 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
 
   data::DatasetProvenance provenance;
   provenance.command_line = o.command_line;
-  provenance.sources = o.inputs;
+  provenance.sources = o.pgn_files;
   provenance.split_seed = o.split_seed;
   provenance.include_final = o.include_final;
   provenance.dedupe = o.dedupe;
@@ -296,11 +294,11 @@ TensorizeSummary run_tensorize(const TensorizeOptions& o) {
     summary.bytes += file_size(writers[i]->finished_path());
   }
   summary.seconds = progress.elapsed_seconds();
-  std::unique_ptr<OutputFile> stats;
-  if (!o.stats_json.empty()) stats = write_stats_json(o, summary);
+  std::unique_ptr<OutputFile> report;
+  if (!o.report.empty()) report = write_report(o, summary);
   // Every output is complete: only now does any of them take its name.
   for (auto& writer : writers) writer->commit();
-  if (stats) stats->commit();
+  if (report) report->commit();
   if (!o.quiet) {
     const double secs = std::max(summary.seconds, 1e-9);
     say("tensorize: {} games, {} positions, {} skipped games, {:.2f} s, {} positions/s, {:.1f} bytes/position\n",

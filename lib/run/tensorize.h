@@ -9,9 +9,9 @@
 namespace legalnet::run {
 
 struct TensorizeOptions {
-  std::vector<std::string> inputs;  // PGN files, plain/.gz/.zst, "-" for stdin
-  std::string out;                  // dataset path (.h5)
-  int threads = 1;
+  std::vector<std::string> pgn_files;  // PGN files, plain/.gz/.zst, "-" for stdin
+  std::string out;                     // dataset path (.h5)
+  int threads = 1;  // 0: all cores
   bool strict = false;         // the first bad game is fatal
   bool include_final = false;  // also each game's final position
   bool dedupe = false;         // drop positions (by Zobrist key) already written
@@ -19,7 +19,7 @@ struct TensorizeOptions {
   std::vector<double> split;   // fractions for train/val/test files; empty: one file
   uint64_t split_seed = 0;
   bool quiet = false;
-  std::string stats_json;  // also write the summary as JSON here
+  std::string report;  // also write the summary as JSON here (--report)
   std::string command_line;
 };
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/dataset_reader.h"
+#include "encode/encode.h"
 #include "train/batches.h"
 #include "nn/device.h"
 #include "train/distributed.h"
@@ -20,9 +21,10 @@
 #include "train/stream.h"
 #include "util/console.h"
 #include "util/error.h"
+#include "util/choices.h"
 #include "util/files.h"
 #include "util/progress.h"
-#include "util/version.h"
+#include "util/provenance.h"
 
 namespace legalnet::run {
 using namespace nn;  // the networks this tool runs
@@ -30,14 +32,37 @@ using namespace train;  // the training machinery it wires together
 namespace {
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o, PolicyNet& net) {
-  if (o.optimizer == "adam")
-    return std::make_unique<torch::optim::Adam>(net.parameters(),
-                                                torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
-  if (o.optimizer == "adamw")
-    return std::make_unique<torch::optim::AdamW>(net.parameters(),
-                                                 torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
-  return std::make_unique<torch::optim::SGD>(  // validate() admits only these three
+  switch (o.optimizer) {
+    case Optimizer::ADAM:
+      return std::make_unique<torch::optim::Adam>(net.parameters(),
+                                                  torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+    case Optimizer::ADAMW:
+      return std::make_unique<torch::optim::AdamW>(net.parameters(),
+                                                   torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+    case Optimizer::SGD: break;
+  }
+  return std::make_unique<torch::optim::SGD>(
       net.parameters(), torch::optim::SGDOptions(o.lr).momentum(0.9).nesterov(true).weight_decay(o.weight_decay));
+}
+
+// The highest ply the training data readers keep (train/: -1 keeps all) for --position-ply-limit.
+int max_ply(const TrainOptions& o) { return o.position_ply_limit - 1; }
+
+// Writes --report, the run's JSON summary (rank 0), and gives the result back.
+TrainResult reported(const TrainOptions& o, const TrainResult& r, bool finished) {
+  if (o.report.empty() || !o.ranks.is_main()) return r;
+  nlohmann::ordered_json j = provenance_json("train", o.command_line);
+  j["out"] = o.out;
+  j["finished"] = finished;
+  j["steps"] = r.steps;
+  j["val_loss"] = r.final_val_loss;
+  j["val_precision"] = r.precision;
+  j["val_recall"] = r.recall;
+  j["samples_per_second"] = r.samples_per_second;
+  OutputFile out(o.report);
+  out.write(j.dump(2) + "\n");
+  out.commit();
+  return r;
 }
 
 void set_lr(torch::optim::Optimizer& optimizer, double lr) {
@@ -46,32 +71,31 @@ void set_lr(torch::optim::Optimizer& optimizer, double lr) {
 
 std::string options_json(const TrainOptions& o, const ModelConfig& model, Precision precision, int64_t total_steps,
                          size_t train_rows, size_t val_rows) {
-  nlohmann::ordered_json j;
-  j["tool"] = "train";
-  j["version"] = std::string(VERSION) + " (" + GIT_DESCRIBE + ")";
-  j["command_line"] = o.command_line;
+  nlohmann::ordered_json j = provenance_json("train", o.command_line);
   j["data"] = o.data;
   j["val"] = o.val;
+  j["val_fraction"] = o.val_fraction;
+  j["val_max"] = o.val_max;
   j["model"] = nlohmann::json::parse(model.to_json());
   j["model_description"] = model.describe();
-  j["inputs"] = model.inputs_name();
-  j["inputs_from_move_generator"] = encode::input_spec(model.inputs).from_move_generator;
-  j["precision"] = precision_name(precision);
+  j["input_kind"] = model.inputs_name();
+  j["input_kind_from_move_generator"] = encode::input_spec(model.inputs).from_move_generator;
+  j["compute_precision"] = precision_name(precision);
   j["forward_flops_per_position"] = model.forward_flops();
   j["epochs"] = o.epochs;
   j["max_steps"] = o.max_steps;
   j["total_steps"] = total_steps;
   j["batch_size"] = o.batch_size;
   j["lr"] = o.lr;
-  j["optimizer"] = o.optimizer;
+  j["optimizer"] = choice_of(OPTIMIZERS, o.optimizer).name;
   j["weight_decay"] = o.weight_decay;
   j["warmup"] = o.warmup;
   j["min_lr_ratio"] = o.min_lr_ratio;
   j["clip"] = o.clip;
-  j["max_ply"] = o.max_ply;
+  j["position_ply_limit"] = o.position_ply_limit;
   j["check_weight"] = o.check_weight;
   j["rare_weight"] = o.rare_weight;
-  j["data_mode"] = o.data_mode;
+  j["data_mode"] = choice_of(DATA_MODES, o.data_mode).name;
   j["shuffle_buffer"] = o.shuffle_buffer;
   j["processes"] = o.ranks.world_size;
   j["seed"] = o.seed;
@@ -108,38 +132,74 @@ DataPlan plan_data(const TrainOptions& o, Collectives& ranks) {
   // Unknown memory (no /proc/meminfo): assume the data fits, as before streaming existed.
   const double budget = available ? double(available) / 2 / std::max(1, o.ranks.local_world_size) : need;
   DataPlan plan;
-  plan.streamed = ranks.any(o.data_mode == "stream" || (o.data_mode == "auto" && need > budget));
+  plan.streamed = ranks.any(o.data_mode == DataMode::STREAM || (o.data_mode == DataMode::AUTO && need > budget));
   if (plan.streamed)
     plan.description =
         fmt::format("streaming {} positions from the files ({}data-mode {}), shuffle buffer {} positions", positions,
-                    o.data_mode == "auto"
+                    o.data_mode == DataMode::AUTO
                         ? fmt::format("about {} MB would not fit in half the memory available, ", int64_t(need / 1e6))
                         : "",
-                    o.data_mode, o.shuffle_buffer);
+                    choice_of(DATA_MODES, o.data_mode).name, o.shuffle_buffer);
   else
     plan.description =
-        fmt::format("{} positions in memory, about {} MB (data-mode {})", positions, int64_t(need / 1e6), o.data_mode);
+        fmt::format("{} positions in memory, about {} MB (data-mode {})", positions, int64_t(need / 1e6),
+                    choice_of(DATA_MODES, o.data_mode).name);
   return plan;
 }
 
 // The sums behind an evaluation, added up over the ranks.
 Evaluation all_ranks_sum(Collectives& ranks, const Evaluation& mine) {
   if (ranks.world_size() == 1) return mine;
-  auto t = torch::tensor({mine.loss * double(mine.positions) * 4096.0, double(mine.positions),
+  auto t = torch::tensor({mine.loss * double(mine.positions) * encode::MOVE_INDICES, double(mine.positions),
                           double(mine.true_positives), double(mine.false_positives), double(mine.false_negatives)},
                          torch::kFloat64);
   ranks.all_reduce_sum(t);
   Evaluation all;
   all.positions = uint64_t(t[1].item<double>());
-  all.loss = all.positions ? t[0].item<double>() / (double(all.positions) * 4096.0) : 0.0;
+  all.loss = all.positions ? t[0].item<double>() / (double(all.positions) * encode::MOVE_INDICES) : 0.0;
   all.true_positives = uint64_t(t[2].item<double>());
   all.false_positives = uint64_t(t[3].item<double>());
   all.false_negatives = uint64_t(t[4].item<double>());
   return all;
 }
 
-constexpr const char* CSV_HEADER =
-    "step,epoch,samples,train_loss,val_loss,precision,recall,f1,samples_per_s,lr,elapsed_s\n";
+// One row of metrics.csv. METRICS_COLUMNS is its one schema: the header and every row come
+// from it, and scripts/plot-metrics finds its columns by these names.
+struct MetricsRow {
+  int64_t step, samples;
+  double epoch, train_loss, val_loss, precision, recall, f1, samples_per_s, lr, elapsed_s;
+};
+
+struct MetricsColumn {
+  const char* name;
+  std::string (*format)(const MetricsRow&);
+};
+
+constexpr MetricsColumn METRICS_COLUMNS[] = {
+    {"step", [](const MetricsRow& r) { return fmt::format("{}", r.step); }},
+    {"epoch", [](const MetricsRow& r) { return fmt::format("{:.4f}", r.epoch); }},
+    {"samples", [](const MetricsRow& r) { return fmt::format("{}", r.samples); }},
+    {"train_loss", [](const MetricsRow& r) { return fmt::format("{:.6g}", r.train_loss); }},
+    {"val_loss", [](const MetricsRow& r) { return fmt::format("{:.6g}", r.val_loss); }},
+    {"precision", [](const MetricsRow& r) { return fmt::format("{:.5f}", r.precision); }},
+    {"recall", [](const MetricsRow& r) { return fmt::format("{:.5f}", r.recall); }},
+    {"f1", [](const MetricsRow& r) { return fmt::format("{:.5f}", r.f1); }},
+    {"samples_per_s", [](const MetricsRow& r) { return fmt::format("{:.1f}", r.samples_per_s); }},
+    {"lr", [](const MetricsRow& r) { return fmt::format("{:.6g}", r.lr); }},
+    {"elapsed_s", [](const MetricsRow& r) { return fmt::format("{:.1f}", r.elapsed_s); }},
+};
+
+std::string metrics_header() {
+  std::string line;
+  for (const auto& c : METRICS_COLUMNS) line += (line.empty() ? "" : ",") + std::string(c.name);
+  return line + "\n";
+}
+
+std::string metrics_line(const MetricsRow& row) {
+  std::string line;
+  for (const auto& c : METRICS_COLUMNS) line += (line.empty() ? "" : ",") + c.format(row);
+  return line + "\n";
+}
 
 }  // namespace
 
@@ -161,8 +221,6 @@ void validate(const TrainOptions& o) {
   if (!(o.lr > 0 && std::isfinite(o.lr))) throw Error("--lr must be positive");
   if (o.check_weight < 1 || o.check_weight > 100) throw Error("--check-weight must be in 1..100");
   if (o.rare_weight < 1 || o.rare_weight > 100) throw Error("--rare-weight must be in 1..100");
-  if (o.data_mode != "auto" && o.data_mode != "memory" && o.data_mode != "stream")
-    throw Error("--data-mode " + o.data_mode + ": expected auto, memory or stream");
   if (o.epochs < 1) throw Error("--epochs must be at least 1");
   if (o.max_steps < 0) throw Error("--max-steps must be 0 (the epochs decide) or positive");
   if (o.eval_every < 1) throw Error("--eval-every must be at least 1");
@@ -176,8 +234,7 @@ void validate(const TrainOptions& o) {
   if (!(o.max_time >= 0 && o.max_time < 1e9)) throw Error("--max-time must be 0 (no limit) or a number of seconds");
   if (o.shuffle_buffer < 1) throw Error("--shuffle-buffer must be at least 1");
   if (o.threads < 0) throw Error("--threads must be 0 (all cores) or positive");
-  if (o.optimizer != "adam" && o.optimizer != "adamw" && o.optimizer != "sgd")
-    throw Error("unknown optimizer '" + o.optimizer + "' (expected adam, adamw or sgd)");
+  if (o.position_ply_limit < 0) throw Error("--position-ply-limit must be 0 (all positions) or positive");
 }
 
 // The training rows (in memory or streamed), and this rank's share of the validation rows.
@@ -198,7 +255,7 @@ TrainingData load_training_data(const TrainOptions& o, const ModelConfig& model,
   CompactPositions& train_rows = *d.train_rows;
   CompactPositions val_rows;
   LoadOptions load;
-  load.max_ply = o.max_ply;
+  load.max_ply = max_ply(o);
   load.quiet = !verbose;
   LoadOptions val_load = load;
   val_load.max_rows = o.val_max;
@@ -208,7 +265,7 @@ TrainingData load_training_data(const TrainOptions& o, const ModelConfig& model,
     so.batch_size = o.batch_size;
     so.seed = o.seed;
     so.weights = weights;
-    so.max_ply = o.max_ply;
+    so.max_ply = max_ply(o);
     so.val_fraction = o.val.empty() ? o.val_fraction : 0.0;
     so.shuffle_buffer = o.shuffle_buffer;
     so.slice = {ranks.rank(), ranks.world_size()};
@@ -224,7 +281,7 @@ TrainingData load_training_data(const TrainOptions& o, const ModelConfig& model,
                       fewest - rows_per_epoch.begin(), ranks.world_size(), *fewest, o.batch_size));
     stream->set_steps_per_epoch(*fewest / o.batch_size);
     for (int64_t rows : ranks.all_gather(int64_t(stream->rows()))) d.train_positions += uint64_t(rows);
-    val_rows = o.val.empty() ? streamed_validation_rows(o.data, o.val_fraction, o.seed, o.max_ply, o.val_max)
+    val_rows = o.val.empty() ? streamed_validation_rows(o.data, o.val_fraction, o.seed, max_ply(o), o.val_max)
                              : load_positions(o.val, val_load);
     d.source = std::move(stream);
   } else {
@@ -367,10 +424,17 @@ class TrainingLoop {
     const double train_loss = loss_count_ ? loss_sum_ / double(loss_count_) : 0.0;
     const int64_t step = state_.step;
     if (rank0_)
-      folder_.append_metrics(fmt::format("{},{:.4f},{},{:.6g},{:.6g},{:.5f},{:.5f},{:.5f},{:.1f},{:.6g},{:.1f}\n", step,
-                                         double(state_.samples) / double(data_.train_positions), state_.samples,
-                                         train_loss, v.loss, v.precision(), v.recall(), v.f1(), rate,
-                                         scheduled_lr(o_, std::max<int64_t>(step - 1, 0), total_steps_), now));
+      folder_.append_metrics(metrics_line({.step = step,
+                                           .samples = state_.samples,
+                                           .epoch = double(state_.samples) / double(data_.train_positions),
+                                           .train_loss = train_loss,
+                                           .val_loss = v.loss,
+                                           .precision = v.precision(),
+                                           .recall = v.recall(),
+                                           .f1 = v.f1(),
+                                           .samples_per_s = rate,
+                                           .lr = scheduled_lr(o_, std::max<int64_t>(step - 1, 0), total_steps_),
+                                           .elapsed_s = now}));
     if (verbose_) {
       progress_.finish();
       say("step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s ({:.1f} GFLOP/s)\n", step,
@@ -423,10 +487,12 @@ TrainResult run_train(const TrainOptions& o) {
   torch::Device device = pick_device(o.device);
   if (device.is_cuda() && o.ranks.world_size > 1 && (o.device == "auto" || o.device == "cuda"))
     device = torch::Device(torch::kCUDA, c10::DeviceIndex(o.ranks.local_rank % int(torch::cuda::device_count())));
-  const Precision precision = resolve_precision(o.precision, device);
+  const Precision precision = resolve_precision(o.compute_precision, device);
   std::vector<NamedPath> inputs;
   for (const auto& path : o.data) inputs.push_back({"--data", path});
   for (const auto& path : o.val) inputs.push_back({"--val", path});
+  check_outputs_are_not_inputs({{"--report", o.report}}, inputs);
+  if (!o.report.empty() && o.ranks.is_main()) check_output_writable({"--report", o.report});
   RunFolder folder(o.out, o.resume, o.force, inputs);
   if (o.ranks.is_main()) folder.lock();
   if (o.resume) folder.check_resumed_options(options_json(o, model, precision, 0, 0, 0));
@@ -454,7 +520,7 @@ TrainResult run_train(const TrainOptions& o) {
     folder.checkpoint_written(state.step);
   }
   const std::string options = options_json(o, model, precision, total_steps, data.train_positions, data.val_positions);
-  if (ranks.is_main()) folder.start(options, CSV_HEADER);
+  if (ranks.is_main()) folder.start(options, metrics_header());
   if (verbose) {
     if (o.device == "auto" && !device.is_cuda()) say("train: --device auto: {}: running on the CPU\n", cpu_fallback_reason());
     say("train: {} ({} parameters, {:.1f} MFLOP a position) on {} in {}, {} training / {} validation positions, {} "
@@ -473,8 +539,8 @@ TrainResult run_train(const TrainOptions& o) {
   for (;;) {
     switch (loop.next()) {
       case TrainingLoop::Next::STEP: loop.step(loader.next()); break;
-      case TrainingLoop::Next::PAUSE: return loop.pause();
-      case TrainingLoop::Next::FINISH: return loop.finish(options);
+      case TrainingLoop::Next::PAUSE: return reported(o, loop.pause(), false);
+      case TrainingLoop::Next::FINISH: return reported(o, loop.finish(options), true);
     }
   }
 }

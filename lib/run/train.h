@@ -1,20 +1,47 @@
 // The train tool: BCE-with-logits training of a policy net on legalnet datasets.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "nn/model_config.h"
+#include "nn/precision_choice.h"
 #include "train/process_group_spec.h"
 
 namespace legalnet::run {
+
+enum class Optimizer { ADAM, ADAMW, SGD };
+struct OptimizerSpec {
+  Optimizer value;
+  const char* name;  // --optimizer, options.json, the checkpoint's "optimizer"
+};
+inline constexpr std::array<OptimizerSpec, 3> OPTIMIZERS{{
+    {Optimizer::ADAM, "adam"},
+    {Optimizer::ADAMW, "adamw"},
+    {Optimizer::SGD, "sgd"},  // Nesterov momentum 0.9
+}};
+
+// Where the training rows live: memory loads them compactly and shuffles whole epochs, stream
+// reads blocks through a shuffle buffer, auto streams when memory would take over half the RAM.
+enum class DataMode { AUTO, MEMORY, STREAM };
+struct DataModeSpec {
+  DataMode value;
+  const char* name;  // --data-mode, options.json
+};
+inline constexpr std::array<DataModeSpec, 3> DATA_MODES{{
+    {DataMode::AUTO, "auto"},
+    {DataMode::MEMORY, "memory"},
+    {DataMode::STREAM, "stream"},
+}};
 
 struct TrainOptions {
   std::vector<std::string> data;  // training datasets (several files, or a merged one)
   std::vector<std::string> val;   // validation datasets; empty: split `data` by game
   double val_fraction = 0.02;     // share of games held out when `val` is empty
   uint64_t val_max = 20000;       // positions used for each validation pass
+  std::string report;             // the run's JSON summary (--report), written by rank 0
   std::string out;                // run folder: model.safetensors, checkpoint.safetensors, metrics.csv, options.json
   nn::ModelConfig model;
   int epochs = 1;
@@ -22,19 +49,19 @@ struct TrainOptions {
   double max_time = 0;    // seconds of training; 0: no limit
   int batch_size = 256;
   double lr = 2e-3;
-  std::string optimizer = "adam";  // adam | adamw | sgd
+  Optimizer optimizer = Optimizer::ADAM;
   double weight_decay = 0;
   double warmup = 0.02;               // share of the steps with a linear warm-up
   double min_lr_ratio = 0.02;         // the cosine decays to lr * min_lr_ratio
   double clip = 1.0;                  // gradient-norm clipping; 0: off
-  int max_ply = -1;                   // train only on positions with ply <= max_ply
+  int position_ply_limit = 0;         // train only on positions with ply < this (0: all), like games cut there
   int check_weight = 1;               // positions whose side to move is in check appear this often per epoch
   int rare_weight = 1;                // positions with a legal castling or en-passant move appear this often
-  std::string data_mode = "auto";     // memory | stream | auto (memory when it fits in half the memory)
+  DataMode data_mode = DataMode::AUTO;
   uint64_t shuffle_buffer = 1 << 18;  // positions in the shuffle buffer of stream mode
   uint64_t seed = 0;
   std::string device = "auto";     // auto | cpu | cuda | cuda:N
-  std::string precision = "auto";  // auto | fp32 | bf16 (nn/precision.h)
+  nn::Precision compute_precision = nn::Precision::AUTO;  // --precision (nn/precision_choice.h)
   int threads = 0;                 // 0: all cores
   int64_t eval_every = 1000;       // steps between metric rows
   int64_t checkpoint_every = 2000;

@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <algorithm>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -11,6 +12,11 @@
 #include <vector>
 
 namespace legalnet {
+
+// The workers for a tool's --threads: 0 means every core, as in all four tools.
+inline int worker_threads(int requested) {
+  return requested > 0 ? requested : int(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 class ThreadPool {
  public:

@@ -91,7 +91,7 @@ done
 cd "$work/jobs"
 export LEGALNET_BIN=$bin DATA=$work/data SHARDS=2 GAMES=300 TEST_GAMES=40 SEED=7
 export TRAIN_TASKS=2 TRAIN_GPUS=0 TRAIN_CPUS=1 TRAIN_MEM=2G DEVICE=cpu
-export BLOCKS=1 CHANNELS=8 BATCH=32 STEPS=40 EVAL_EVERY=20 MAX_PLY=119 EVAL_GAMES=4 RUN=$work/data/runs/test
+export BLOCKS=1 CHANNELS=8 BATCH=32 STEPS=40 EVAL_EVERY=20 TRAIN_PLY_LIMIT=120 EVAL_GAMES=4 RUN=$work/data/runs/test
 export MASTER_PORT=$master_port OMP_WAIT_POLICY=PASSIVE
 submitted=$("$source_dir/slurm/submit.sh")
 echo "$submitted"

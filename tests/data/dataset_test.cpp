@@ -32,7 +32,7 @@ std::string make_games(const std::string& dir, uint64_t games, uint64_t seed) {
 
 TensorizeSummary tensorize(const std::vector<std::string>& inputs, const std::string& out, int threads = 1) {
   TensorizeOptions t;
-  t.inputs = inputs;
+  t.pgn_files = inputs;
   t.out = out;
   t.threads = threads;
   t.quiet = true;
@@ -143,7 +143,7 @@ TEST(Dataset, SplitDedupeFinalPositionsAndMaxPositions) {
   const std::string dir = test::temp_dir("options");
   const std::string pgn = make_games(dir, 50, 6);
   TensorizeOptions t;
-  t.inputs = {pgn};
+  t.pgn_files = {pgn};
   t.out = dir + "/s.h5";
   t.quiet = true;
   t.split = {0.6, 0.4};
@@ -191,7 +191,7 @@ TEST(Dataset, BadGamesAreSkippedOrFatalWithStrict) {
   std::ofstream(dir + "/bad.pgn") << "[Event \"a\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. e4 e4 *\n\n"
                                      "[Event \"c\"]\n\n1. d4 *\n";
   TensorizeOptions t;
-  t.inputs = {dir + "/bad.pgn"};
+  t.pgn_files = {dir + "/bad.pgn"};
   t.out = dir + "/d.h5";
   t.quiet = true;
   const TensorizeSummary s = run_tensorize(t);
@@ -209,7 +209,7 @@ TEST(Dataset, BadGamesAreSkippedOrFatalWithStrict) {
                                          "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1");
   }
   EXPECT_FALSE(std::filesystem::exists(dir + "/strict.h5"));
-  t.inputs.push_back(dir + "/missing.pgn");
+  t.pgn_files.push_back(dir + "/missing.pgn");
   t.strict = false;
   EXPECT_EQ(test::error_of([&] { run_tensorize(t); }),
             "cannot open '" + dir + "/missing.pgn': No such file or directory");
@@ -234,7 +234,7 @@ TEST(Dataset, TensorizeTheCorpusCountsEveryGameAndKeepsEveryGoodOne) {
     read += std::stoull(first.substr(first.find("read=") + 5));
     kept += std::stoull(first.substr(first.find("kept=") + 5));
   }
-  test::run_command(test::bin_dir() + "/tensorize -q" + inputs + " --out " + dir + "/c.h5 --stats-json " + dir +
+  test::run_command(test::bin_dir() + "/tensorize -q" + inputs + " --out " + dir + "/c.h5 --report " + dir +
                     "/stats.json 2>/dev/null");
   const auto stats = nlohmann::json::parse(test::read_file(dir + "/stats.json"));
   EXPECT_EQ(stats["games_read"].get<uint64_t>(), read);
@@ -267,7 +267,7 @@ TEST(Dataset, MergedShardsReadLikeTheUnshardedDataset) {
   tensorize({make_games(dir, 10, 8)}, dir + "/all.h5");
   for (bool copy : {false, true}) {
     data::MergeOptions m;
-    m.inputs = shards;
+    m.shards = shards;
     m.out = dir + (copy ? "/copied.h5" : "/joined.h5");
     m.copy = copy;
     data::merge_datasets(m);
@@ -299,7 +299,7 @@ TEST(Dataset, MergedShardsReadLikeTheUnshardedDataset) {
               dir + "/joined.h5: dataset 'positions' is joined from 'shards/s1.h5', which is missing");
   }
   data::MergeOptions missing;
-  missing.inputs = shards;
+  missing.shards = shards;
   missing.out = dir + "/never.h5";
   EXPECT_NE(test::error_of([&] { data::merge_datasets(missing); }).find("cannot open"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(missing.out));

@@ -21,7 +21,7 @@ using nlohmann::ordered_json;
 
 ModelConfig small(const std::string& kind, int hidden, int blocks, int channels) {
   ModelConfig c;
-  c.kind = kind;
+  c.kind = parse_model_kind(kind);
   c.hidden = hidden;
   c.blocks = blocks;
   c.channels = channels;
@@ -68,7 +68,7 @@ TEST(ModelFile, MinParametersIsALowerBoundOfEveryNetAndTheCapRefusesHugeOnes) {
     if (weights > 100'000) EXPECT_GE(double(c.min_parameters()), 0.8 * double(weights)) << c.describe();
   }
   ModelConfig huge;
-  huge.kind = "resnet";
+  huge.kind = ModelKind::RESNET;
   huge.blocks = 256;
   huge.channels = 4096;
   const std::string error = test::error_of([&] { huge.resolved(); });

@@ -21,6 +21,7 @@
 #include "train/batches.h"
 #include "train/distributed.h"
 #include "run/evaluate.h"
+#include "nn/device.h"
 #include "nn/loss.h"
 #include "train/metrics.h"
 #include "nn/model_file.h"
@@ -29,6 +30,7 @@
 #include "train/stream.h"
 #include "run/train.h"
 #include "support/helpers.h"
+#include "util/choices.h"
 #include "util/error.h"
 
 namespace legalnet::nn {
@@ -40,7 +42,7 @@ namespace {
 ModelConfig config(const std::string& kind, int hidden, int blocks, int channels) {
   ModelConfig c;
   c.inputs = encode::InputKind::PLANES;
-  c.kind = kind;
+  c.kind = parse_model_kind(kind);
   c.hidden = hidden;
   c.blocks = blocks;
   c.channels = channels;
@@ -64,7 +66,7 @@ const std::string& tiny_dataset() {
     g.quiet = true;
     run_gen_moves(g);
     TensorizeOptions t;
-    t.inputs = {g.out};
+    t.pgn_files = {g.out};
     t.out = dir + "/d.h5";
     t.quiet = true;
     run_tensorize(t);
@@ -94,7 +96,7 @@ EvaluateOptions tiny_evaluation(const std::string& model, const std::string& dir
   o.data = {tiny_dataset()};
   o.max_positions = positions;
   o.device = "cpu";
-  o.precision = "fp32";  // figures computed by hand in fp32 (bf16: Precision.Bf16LogitsAreClose...)
+  o.compute_precision = Precision::FP32;  // figures computed by hand in fp32 (bf16: Precision.Bf16LogitsAreClose...)
   o.threads = 1;
   o.quiet = true;
   o.report = dir + "/report.json";
@@ -394,15 +396,15 @@ TEST(Train, ResumedRunEndsWithTheSameWeights) {
   for (const std::string mode : {"memory", "stream"}) {
     const std::string dir = test::temp_dir("resume-" + mode);
     TrainOptions straight = tiny_run(dir + "/straight");
-    straight.data_mode = mode;
+    straight.data_mode = mode == "memory" ? DataMode::MEMORY : DataMode::STREAM;
     run_train(straight);
     TrainOptions first = tiny_run(dir + "/resumed");
-    first.data_mode = mode;
+    first.data_mode = straight.data_mode;
     first.stop_at_step = 11;
     run_train(first);
     EXPECT_FALSE(std::filesystem::exists(dir + "/resumed/model.safetensors"));
     TrainOptions second = tiny_run(dir + "/resumed");
-    second.data_mode = mode;
+    second.data_mode = straight.data_mode;
     second.resume = true;
     run_train(second);
     const auto a = weights(dir + "/straight/model.safetensors"), b = weights(dir + "/resumed/model.safetensors");
@@ -476,14 +478,14 @@ TEST(Train, TwoProcessesTakeTheStepsOfOneWithTheCombinedBatch) {
   // bf16 a sum over 32 rows and two sums over 16 round differently.
   TrainOptions one = tiny_run(dir + "/one");
   one.model = config("mlp", 48, 0, 0);
-  one.precision = "fp32";
+  one.compute_precision = Precision::FP32;
   one.batch_size = 32;
   one.max_steps = 15;
   run_train(one);
 
   const std::string train = test::bin_dir() + "/train";
   const std::string options = fmt::format(
-      "--data {} --out {}/two --model mlp --hidden 48 --inputs planes --precision fp32 --batch-size 16 --max-steps 15 "
+      "--data {} --out {}/two --arch mlp --hidden 48 --inputs planes --precision fp32 --batch-size 16 --max-steps 15 "
       "--epochs 100 "
       "--eval-every 8 "
       "--checkpoint-every 5 --val-fraction 0.2 --threads 1 --quiet",
@@ -548,7 +550,7 @@ TEST(Train, RefusesToOverwriteAFinishedRunAndBadData) {
 TEST(Train, ADivergingLossStopsWithAClearMessage) {
   const std::string dir = test::temp_dir("nan");
   TrainOptions o = tiny_run(dir + "/run");
-  o.optimizer = "sgd";
+  o.optimizer = Optimizer::SGD;
   o.lr = 1e30;
   o.clip = 0;
   o.warmup = 0;
@@ -598,7 +600,7 @@ TEST(ModelFile, ThePythonPackageReproducesTheCppNetworksAndInputs) {
     for (auto& b : net->named_buffers())
       if (b.key().find("running") != std::string::npos) b.value().uniform_(0.5, 1.5);
     const Batch batch = batch_of_all(rows, c.inputs);
-    const std::string name = dir + "/" + c.kind + "-" + c.inputs_name();
+    const std::string name = dir + "/" + c.kind_name() + "-" + c.inputs_name();
     save_model(name + ".safetensors", c, *net, "{}");
     write_floats(name + ".inputs.f32", batch.planes);
     write_floats(name + ".targets.f32", batch.targets);
@@ -772,8 +774,8 @@ TEST(Evaluate, InputsFromPositionsAreThoseOfTrainingRowsForEveryKind) {
     const LoadedModel loaded = load_model(o.model, torch::kCPU);
     const Evaluation from_rows = evaluate_loss(*loaded.net, rows, 64, torch::kCPU, kind, Precision::FP32);
     EXPECT_NEAR(report["dataset"]["bce"].get<double>(), from_rows.loss, 1e-6 * from_rows.loss);
-    EXPECT_EQ(report["model"]["inputs"].get<std::string>(), encode::input_spec(kind).name);
-    EXPECT_EQ(report["model"]["inputs_from_move_generator"].get<bool>(), kind == encode::InputKind::ATTACKS);
+    EXPECT_EQ(report["model"]["input_kind"].get<std::string>(), encode::input_spec(kind).name);
+    EXPECT_EQ(report["model"]["input_kind_from_move_generator"].get<bool>(), kind == encode::InputKind::ATTACKS);
     // The rare kinds are counted over every row of the set.
     EXPECT_EQ(report["dataset"]["rare_moves_whole_set"]["positions_scanned"].get<uint64_t>(), reader.num_positions());
   }
@@ -802,7 +804,7 @@ TEST(Precision, Bf16LogitsAreCloseToFp32AndTheChoiceIsChecked) {
     resolve_precision("fp16", torch::kCPU);
     ADD_FAILURE();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "--precision fp16: expected auto | fp32 | tf32 | bf16");
+    EXPECT_STREQ(e.what(), "unknown precision 'fp16' (expected auto | fp32 | tf32 | bf16)");
   }
   try {  // TF32 is a CUDA format: refused on a CPU rather than silently run as fp32
     resolve_precision("tf32", torch::kCPU);
@@ -810,6 +812,67 @@ TEST(Precision, Bf16LogitsAreCloseToFp32AndTheChoiceIsChecked) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "--precision tf32: TF32 is a CUDA tensor-core format; on cpu use fp32 or bf16");
   }
+}
+
+// Every name of each choice table (issue 25) reads back as its value and the value as its name;
+// an unknown name is one line naming the choices.
+template <typename Table, typename Parse>
+void expect_names_round_trip(const Table& table, Parse parse, const std::string& unknown_message) {
+  std::set<std::string> names;
+  for (const auto& row : table) {
+    EXPECT_TRUE(names.insert(row.name).second) << row.name << " is in its table twice";
+    EXPECT_EQ(parse(row.name), row.value) << row.name;
+    EXPECT_STREQ(choice_of(table, row.value).name, row.name);
+  }
+  try {
+    parse("nonesuch\x1b");
+    ADD_FAILURE() << "an unknown name was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.what(), unknown_message);
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+}
+
+TEST(Choices, EveryNameRoundTripsAndAnUnknownOneFails) {
+  expect_names_round_trip(MODEL_SPECS, parse_model_kind,
+                          "unknown model 'nonesuch\\x1b' (expected mlp | conv | resnet | attention)");
+  expect_names_round_trip(PRECISIONS, parse_precision,
+                          "unknown precision 'nonesuch\\x1b' (expected auto | fp32 | tf32 | bf16)");
+  const auto optimizer = [](std::string_view name) { return find_choice(run::OPTIMIZERS, name, "optimizer").value; };
+  expect_names_round_trip(run::OPTIMIZERS, optimizer, "unknown optimizer 'nonesuch\\x1b' (expected adam | adamw | sgd)");
+  const auto mode = [](std::string_view name) { return find_choice(run::DATA_MODES, name, "data mode").value; };
+  expect_names_round_trip(run::DATA_MODES, mode, "unknown data mode 'nonesuch\\x1b' (expected auto | memory | stream)");
+  // A value outside the table (a file or a cast that went wrong) is an error, never a default.
+  EXPECT_THROW(model_spec(ModelKind(99)), Error);
+  EXPECT_THROW(precision_name(Precision(99)), Error);
+}
+
+// Each model kind's row builds its own net and agrees with itself: the resolved sizes, the
+// description, the JSON round trip, and weights at least min_parameters().
+TEST(Choices, EveryModelKindBuildsItsOwnNet) {
+  for (const ModelSpec& spec : MODEL_SPECS) {
+    ModelConfig c;
+    c.kind = spec.value;
+    if (spec.uses_blocks) c.blocks = 1, c.channels = 8;
+    if (spec.value == ModelKind::MLP || spec.value == ModelKind::CONV) c.hidden = 16;
+    const ModelConfig r = c.resolved();
+    EXPECT_EQ(r.describe().rfind(spec.name, 0), 0u) << r.describe();
+    EXPECT_EQ(ModelConfig::from_json(r.to_json()).describe(), r.describe());
+    EXPECT_GT(r.forward_flops(), 0);
+    auto net = make_model(r);
+    EXPECT_GE(count_parameters(*net), r.min_parameters()) << r.describe();
+    EXPECT_EQ(net->forward(torch::zeros({2, r.input_planes(), 8, 8})).sizes(), (std::vector<int64_t>{2, 4096}));
+  }
+  // Model files name their input kind "input_kind"; files written before said "inputs".
+  ModelConfig c;
+  c.kind = ModelKind::MLP;
+  c.hidden = 8;
+  c.inputs = encode::InputKind::ATTACKS;
+  const std::string json = c.to_json();
+  EXPECT_NE(json.find(R"("input_kind":"attacks")"), std::string::npos) << json;
+  std::string old = json;
+  old.replace(old.find("input_kind"), 10, "inputs");
+  EXPECT_EQ(ModelConfig::from_json(old).inputs, encode::InputKind::ATTACKS);
 }
 
 }  // namespace

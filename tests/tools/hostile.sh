@@ -64,7 +64,7 @@ set -e
 "$bin/tensorize" -q --in games.pgn --out data.h5
 printf '[Event "e"]\n\n*\n' > empty_game.pgn
 "$bin/tensorize" -q --in empty_game.pgn --out empty.h5
-"$bin/train" -q --data data.h5 --out run --model mlp --hidden 16 --max-steps 3 --batch-size 16 --eval-every 3 \
+"$bin/train" -q --data data.h5 --out run --arch mlp --hidden 16 --max-steps 3 --batch-size 16 --eval-every 3 \
   --threads 1 --device cpu --precision fp32
 cp run/model.safetensors model.safetensors
 set +e
@@ -89,8 +89,8 @@ expect 1 "^evaluate: --picture 'model.safetensors' is also an input of this run 
   "$bin/evaluate" --model model.safetensors --fen startpos --picture model.safetensors
 expect 1 "^evaluate: --picture 'r.json' and --report 'r.json' are the same file$" \
   "$bin/evaluate" --model model.safetensors --fen startpos --picture r.json --report r.json
-expect 1 "^gen_moves: --stats-json 'g.pgn' and --out 'g.pgn' are the same file$" \
-  "$bin/gen_moves" --games 2 --out g.pgn --stats-json g.pgn
+expect 1 "^gen_moves: --report 'g.pgn' and --out 'g.pgn' are the same file$" \
+  "$bin/gen_moves" --games 2 --out g.pgn --report g.pgn
 expect 1 "^train: --out 'data.h5' is a file; it must be a run folder" "$bin/train" --data data.h5 --out data.h5
 expect 1 "^train: 'run' already holds a run; use --resume" "$bin/train" --data data.h5 --out run
 
@@ -143,7 +143,7 @@ if [[ -n $python ]] && "$python" -c "import h5py" 2>/dev/null; then
   cp -r run kept2
   for attempt in 1 2; do
     ALLOW_CHANGES=1 expect 1 "^train: forged.h5: row 5" "$bin/train" -q --data forged.h5 --out kept2 --force \
-      --device cpu --data-mode stream --batch-size 8 --model mlp --hidden 16 --threads 1
+      --device cpu --data-mode stream --batch-size 8 --arch mlp --hidden 16 --threads 1
   done
   cmp -s kept2/replaced/model.safetensors kept-model.safetensors || fail "two failed train --force runs lost the finished model"
   cmp -s kept2/replaced/checkpoint.safetensors run/checkpoint.safetensors || fail "two failed train --force runs lost the checkpoint"
@@ -269,8 +269,6 @@ PY
   readers never-ending "not a regular file \(a dataset is read from a file on disk\)$"
   expect 1 "^tensorize: joined.h5 is itself joined from shards: merge its shards, or merge with --copy$" \
     "$bin/tensorize" merge --out never.h5 joined.h5 data.h5
-  expect 1 "^tensorize: 100%b.h5: a shard whose path has a '%' cannot be joined virtually; merge with --copy$" \
-    "$bin/tensorize" merge --out never.h5 '100%b.h5' data.h5
   # A merge onto a shard that one of its inputs reads: refused before any work, copied or not
   # (the copy once replaced shard-a.h5, leaving joined.h5 mapping rows it no longer holds).
   expect 1 "^tensorize: --out 'shard-a.h5' is also an input of this run \(a shard of 'joined.h5'" \
@@ -356,7 +354,7 @@ expect 1 "^tensorize: long-line.pgn.zst:3: a line longer than 16 MiB: not PGN$" 
   printf '*\n\n[Event "next"]\n\n1. e4 e5 *\n'
 } | zstd -q -o endless.pgn.zst
 cases=$((cases + 1))
-err=$(bash -c "ulimit -v 1000000; exec '$bin/tensorize' -q --threads 2 --in endless.pgn.zst --out endless.h5 --stats-json endless.json" 2>&1)
+err=$(bash -c "ulimit -v 1000000; exec '$bin/tensorize' -q --threads 2 --in endless.pgn.zst --out endless.h5 --report endless.json" 2>&1)
 rc=$?
 if ((rc != 0)); then
   fail "tensorize on endless.pgn.zst: exit $rc: $(echo "$err" | head -3)"
@@ -410,6 +408,94 @@ cases=$((cases + 1))
 cases=$((cases + 1))
 "$bin/tensorize" --in games.pgn --out full-stderr.h5 2>/dev/full || fail "tensorize with stderr on a full device: exit $?"
 
+# 5b. A failed run loses no earlier work, and every output is checked before the work: a missing
+# folder or a name JSON cannot hold stops the run before any file takes its name (tensorize once
+# renamed its dataset into place first, evaluate played all its games first).
+bad=$'s\xff.json'
+expect 1 "^tensorize: --report 'nodir/s.json': its folder 'nodir' does not exist$" \
+  "$bin/tensorize" --in games.pgn --out new.h5 --report nodir/s.json
+expect 1 "^tensorize: --report 's\\\\xff.json' is not UTF-8 text, which --report 's\\\\xff.json' \(JSON\) cannot hold" \
+  "$bin/tensorize" --in games.pgn --out new.h5 --report "$bad"
+expect 1 "^tensorize: --out 'nodir/new.h5': its folder 'nodir' does not exist$" \
+  "$bin/tensorize" --in games.pgn --out nodir/new.h5 --report s.json
+expect 1 "^tensorize: --out 'readme.pgn/x.train.h5': 'readme.pgn' is not a folder$" \
+  "$bin/tensorize" --in games.pgn --out readme.pgn/x.h5 --split 0.5,0.5 --report s.json
+expect 1 "^gen_moves: --report 'nodir/g.json': its folder 'nodir' does not exist$" \
+  "$bin/gen_moves" --games 5 --out new.pgn --report nodir/g.json
+expect 1 "^gen_moves: --out 'n\\\\xff.pgn' is not UTF-8 text, which --report 'g.json' \(JSON\) cannot hold" \
+  "$bin/gen_moves" --games 5 --out $'n\xff.pgn' --report g.json
+expect 1 "^evaluate: --report 'nodir/r.json': its folder 'nodir' does not exist$" \
+  "$bin/evaluate" --model model.safetensors --data data.h5 --games 4 --gallery new-gal --fen startpos \
+  --picture p.svg --report nodir/r.json --device cpu
+expect 1 "^evaluate: --gallery 'readme.pgn/gal': 'readme.pgn' is not a folder$" \
+  "$bin/evaluate" --model model.safetensors --games 4 --gallery readme.pgn/gal --report r.json --device cpu
+expect 1 "^evaluate: the command line holds 'g\\\\xff', not UTF-8 text, which --report 'r.json' \(JSON\) cannot hold$" \
+  "$bin/evaluate" --model model.safetensors --games 4 --gallery $'g\xff' --report r.json --device cpu
+[[ ! -e new-gal ]] || fail "evaluate made its gallery folder in a run that failed"
+# train --force keeps the replaced run in replaced/, a folder it marks as its own: a user's own
+# replaced/ is never deleted, neither by --force nor when a run finishes (both once did).
+cp -r run own-run && mkdir own-run/replaced && echo mine > own-run/replaced/notes.txt
+expect 1 "^train: --force: 'own-run/replaced' is not a folder train made \(it has no .legalnet-replaced\)" \
+  "$bin/train" -q --data data.h5 --out own-run --force --arch mlp --hidden 16 --max-steps 3 --batch-size 16 --device cpu
+mkdir -p own-new/replaced && echo mine > own-new/replaced/notes.txt
+cases=$((cases + 1))
+"$bin/train" -q --data data.h5 --out own-new --arch mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 --device cpu ||
+  fail "train into a folder holding the user's replaced/ failed"
+[[ $(cat own-new/replaced/notes.txt 2>&1) == mine ]] || fail "a finished train run deleted the user's own replaced/"
+cases=$((cases + 1))  # and --force replaces, then deletes, only its own replaced/
+"$bin/train" -q --data data.h5 --out own-new --force --arch mlp --hidden 16 --max-steps 3 --batch-size 16 \
+  --threads 1 --device cpu 2>/dev/null && fail "train --force took a user's replaced/"
+rm -rf own-new/replaced
+"$bin/train" -q --data data.h5 --out own-new --force --arch mlp --hidden 16 --max-steps 3 --batch-size 16 \
+  --threads 1 --device cpu || fail "train --force on a finished run failed"
+[[ -s own-new/model.safetensors && ! -e own-new/replaced ]] || fail "train --force did not delete its own replaced/"
+rm -rf own-run own-new
+# The Python export: never onto the model it reads, under any name.
+if [[ -n $python ]] && "$python" -c "import torch, safetensors" 2>/dev/null; then
+  cp model.safetensors m.onnx && ln -s m.onnx m-link.onnx
+  expect 1 "^legalnet: m.onnx: is the model being exported; name another output$" \
+    env PYTHONPATH="$src/python" "$python" -m legalnet export m.onnx m.onnx
+  expect 1 "^legalnet: m-link.onnx: is the model being exported; name another output$" \
+    env PYTHONPATH="$src/python" "$python" -m legalnet export m.onnx m-link.onnx
+  rm -f m.onnx m-link.onnx
+fi
+
+# 5c. Links planted under the names a tool chooses itself inside a folder (a shared --gallery
+# or --out) are replaced, never written through; what they point to stays as it was.
+echo "victim" > victim.txt && cp victim.txt victim-copy.txt
+mkdir planted-gal && ln -s ../victim.txt planted-gal/most-illegal-mass.svg
+cases=$((cases + 1))
+"$bin/evaluate" -q --model model.safetensors --data data.h5 --games 2 --gallery planted-gal --device cpu >/dev/null ||
+  fail "evaluate --gallery with a planted link failed"
+cmp -s victim.txt victim-copy.txt || fail "evaluate --gallery wrote through a planted link"
+[[ -f planted-gal/most-illegal-mass.svg && ! -L planted-gal/most-illegal-mass.svg ]] ||
+  fail "evaluate --gallery did not replace the planted link with its picture"
+mkdir planted-run
+ln -s ../victim.txt planted-run/metrics.csv && ln -s ../victim-copy.txt planted-run/options.json
+ln -s ../planted-model planted-run/model.safetensors
+ln -s ../planted-checkpoint planted-run/checkpoint.safetensors
+cases=$((cases + 1))
+"$bin/train" -q --data data.h5 --out planted-run --arch mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 \
+  --device cpu || fail "train into a folder with planted links failed"
+[[ $(cat victim.txt) == victim && $(cat victim-copy.txt) == victim ]] || fail "train wrote its run files through a planted link"
+[[ ! -e planted-model && ! -e planted-checkpoint ]] || fail "train wrote its model or checkpoint through a planted link"
+for name in metrics.csv options.json model.safetensors checkpoint.safetensors; do
+  [[ -f planted-run/$name && ! -L planted-run/$name ]] || fail "train did not replace the planted link $name"
+done
+# --resume appends to metrics.csv: a link planted there since is refused, not appended through.
+"$bin/train" -q --data data.h5 --out planted-run --arch mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 \
+  --device cpu --stop-at-step 1 --force 2>/dev/null
+rm -f planted-run/metrics.csv && ln -s ../victim.txt planted-run/metrics.csv
+ALLOW_NEW_FILES=1 expect 1 "^train: cannot append to 'planted-run/metrics.csv': a symbolic link" \
+  "$bin/train" -q --data data.h5 --out planted-run --arch mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 \
+  --device cpu --resume
+# replaced/ as a link: not train's folder, refused before anything moves.
+mkdir victim-dir && echo keep > victim-dir/keep.txt
+cp -r run link-run && ln -s ../victim-dir link-run/replaced
+expect 1 "^train: --force: 'link-run/replaced' is not a folder train made" \
+  "$bin/train" -q --data data.h5 --out link-run --force --arch mlp --hidden 16 --max-steps 3 --device cpu
+rm -rf planted-gal planted-run link-run victim-dir victim.txt victim-copy.txt
+
 # 5b. Faults around a training run (issue 27, class 10).
 # A full disk while train checkpoints: one line naming the file, no temporary left. A small
 # tmpfs of 2 MB is a full disk for a net of 2 MB (6 MB of checkpoint); mounting one needs root (or a user namespace).
@@ -417,12 +503,12 @@ mkdir small
 trap 'umount "$work/small" 2>/dev/null; rm -rf "$work"' EXIT
 if mount -t tmpfs -o size=2m tmpfs small 2>/dev/null; then
   ALLOW_NEW_FILES=1 expect 1 "^train: cannot write 'small/full-run/checkpoint.safetensors': No space left on device$" \
-    "$bin/train" -q --data data.h5 --out small/full-run --model mlp --hidden 256 --max-steps 3 --batch-size 16 \
+    "$bin/train" -q --data data.h5 --out small/full-run --arch mlp --hidden 256 --max-steps 3 --batch-size 16 \
     --checkpoint-every 1 --threads 1 --device cpu --precision fp32
   # A run that resumes on a full disk keeps its checkpoint and model as they were.
   rm -rf small/full-run && cp -r run small/kept-run && { head -c 4M /dev/zero > small/filler; } 2>/dev/null
   expect 1 "^train: cannot (write|create) '?small/kept-run/(options.json|metrics.csv|checkpoint.safetensors)" \
-    "$bin/train" -q --data data.h5 --out small/kept-run --resume --model mlp --hidden 16 --max-steps 6 \
+    "$bin/train" -q --data data.h5 --out small/kept-run --resume --arch mlp --hidden 16 --max-steps 6 \
     --batch-size 16 --eval-every 3 --checkpoint-every 1 --threads 1 --device cpu --precision fp32
   umount small
 else
@@ -453,27 +539,27 @@ done
 exec {held}<run  # this shell holds the lock, as a train running there would
 flock -x "$held"
 expect 1 "^train: 'run' is in use by another train \(it holds the folder's lock\); wait for it to end, or use another --out$" \
-  "$bin/train" --data data.h5 --out run --resume --model mlp --hidden 16 --batch-size 16 --device cpu
+  "$bin/train" --data data.h5 --out run --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
 expect 1 "^train: 'run' is in use by another train" "$bin/train" --data data.h5 --out run --force --device cpu
 exec {held}<&-
 cp -r run resumed
 cases=$((cases + 1))
 { (flock -x 9 && kill -KILL $BASHPID) 9<resumed; } 2>/dev/null  # a process that dies holding the lock
-"$bin/train" -q --data data.h5 --out resumed --resume --model mlp --hidden 16 --max-steps 5 --batch-size 16 \
+"$bin/train" -q --data data.h5 --out resumed --resume --arch mlp --hidden 16 --max-steps 5 --batch-size 16 \
   --eval-every 3 --threads 2 --device cpu --precision fp32 || fail "train --resume after a dead lock holder failed"
 
 # --resume continues the same run: other data or hyperparameters are refused, naming the first
 # option that differs; the run's length and where it runs may change (done just above).
 resume() { expect 1 "$1" "$bin/train" --data data.h5 --out run --resume --device cpu "${@:2}"; }
-same=(--model mlp --hidden 16)
+same=(--arch mlp --hidden 16)
 resume "^train: --resume: --lr is 0.01 here but 0.002 in the run being resumed \('run/options.json'\); resume with the run's value, or start a new run$" "${same[@]}" --batch-size 16 --lr 0.01
-resume "^train: --resume: --hidden is 32 here but 16 in the run being resumed" --model mlp --hidden 32 --batch-size 16
+resume "^train: --resume: --hidden is 32 here but 16 in the run being resumed" --arch mlp --hidden 32 --batch-size 16
 resume "^train: --resume: --seed is 7 here but 0 in the run being resumed" "${same[@]}" --batch-size 16 --seed 7
 resume "^train: --resume: --optimizer is \"sgd\" here but \"adam(w)?\" in the run being resumed" "${same[@]}" --batch-size 16 --optimizer sgd
 resume "^train: --resume: --batch-size is 32 here but 16 in the run being resumed" "${same[@]}" --batch-size 32
 cp data.h5 other.h5
 expect 1 "^train: --resume: --data is \[\"other.h5\"\] here but \[\"data.h5\"\] in the run being resumed" \
-  "$bin/train" --data other.h5 --out run --resume --model mlp --hidden 16 --batch-size 16 --device cpu
+  "$bin/train" --data other.h5 --out run --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
 rm -rf resumed other.h5
 
 # JSON inside a file names the file: a model whose 'training' metadata is not JSON, a run whose
@@ -491,96 +577,8 @@ save_file(load_file('model.safetensors'), 'bad-training.safetensors', metadata=m
 fi
 cp -r run bad-options && printf '{"lr": 0.002,' > bad-options/options.json
 expect 1 "^train: bad-options/options.json: not JSON \(" \
-  "$bin/train" --data data.h5 --out bad-options --resume --model mlp --hidden 16 --batch-size 16 --device cpu
+  "$bin/train" --data data.h5 --out bad-options --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
 rm -rf bad-options
-
-# 5b. A failed run loses no earlier work, and every output is checked before the work: a missing
-# folder or a name JSON cannot hold stops the run before any file takes its name (tensorize once
-# renamed its dataset into place first, evaluate played all its games first).
-bad=$'s\xff.json'
-expect 1 "^tensorize: --stats-json 'nodir/s.json': its folder 'nodir' does not exist$" \
-  "$bin/tensorize" --in games.pgn --out new.h5 --stats-json nodir/s.json
-expect 1 "^tensorize: --stats-json 's\\\\xff.json' is not UTF-8 text, which --stats-json 's\\\\xff.json' \(JSON\) cannot hold" \
-  "$bin/tensorize" --in games.pgn --out new.h5 --stats-json "$bad"
-expect 1 "^tensorize: --out 'nodir/new.h5': its folder 'nodir' does not exist$" \
-  "$bin/tensorize" --in games.pgn --out nodir/new.h5 --stats-json s.json
-expect 1 "^tensorize: --out 'readme.pgn/x.train.h5': 'readme.pgn' is not a folder$" \
-  "$bin/tensorize" --in games.pgn --out readme.pgn/x.h5 --split 0.5,0.5 --stats-json s.json
-expect 1 "^gen_moves: --stats-json 'nodir/g.json': its folder 'nodir' does not exist$" \
-  "$bin/gen_moves" --games 5 --out new.pgn --stats-json nodir/g.json
-expect 1 "^gen_moves: --out 'n\\\\xff.pgn' is not UTF-8 text, which --stats-json 'g.json' \(JSON\) cannot hold" \
-  "$bin/gen_moves" --games 5 --out $'n\xff.pgn' --stats-json g.json
-expect 1 "^evaluate: --report 'nodir/r.json': its folder 'nodir' does not exist$" \
-  "$bin/evaluate" --model model.safetensors --data data.h5 --games 4 --gallery new-gal --fen startpos \
-  --picture p.svg --report nodir/r.json --device cpu
-expect 1 "^evaluate: --gallery 'readme.pgn/gal': 'readme.pgn' is not a folder$" \
-  "$bin/evaluate" --model model.safetensors --games 4 --gallery readme.pgn/gal --report r.json --device cpu
-expect 1 "^evaluate: the command line holds 'g\\\\xff', not UTF-8 text, which --report 'r.json' \(JSON\) cannot hold$" \
-  "$bin/evaluate" --model model.safetensors --games 4 --gallery $'g\xff' --report r.json --device cpu
-[[ ! -e new-gal ]] || fail "evaluate made its gallery folder in a run that failed"
-# train --force keeps the replaced run in replaced/, a folder it marks as its own: a user's own
-# replaced/ is never deleted, neither by --force nor when a run finishes (both once did).
-cp -r run own-run && mkdir own-run/replaced && echo mine > own-run/replaced/notes.txt
-expect 1 "^train: --force: 'own-run/replaced' is not a folder train made \(it has no .legalnet-replaced\)" \
-  "$bin/train" -q --data data.h5 --out own-run --force --model mlp --hidden 16 --max-steps 3 --batch-size 16 --device cpu
-mkdir -p own-new/replaced && echo mine > own-new/replaced/notes.txt
-cases=$((cases + 1))
-"$bin/train" -q --data data.h5 --out own-new --model mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 --device cpu ||
-  fail "train into a folder holding the user's replaced/ failed"
-[[ $(cat own-new/replaced/notes.txt 2>&1) == mine ]] || fail "a finished train run deleted the user's own replaced/"
-cases=$((cases + 1))  # and --force replaces, then deletes, only its own replaced/
-"$bin/train" -q --data data.h5 --out own-new --force --model mlp --hidden 16 --max-steps 3 --batch-size 16 \
-  --threads 1 --device cpu 2>/dev/null && fail "train --force took a user's replaced/"
-rm -rf own-new/replaced
-"$bin/train" -q --data data.h5 --out own-new --force --model mlp --hidden 16 --max-steps 3 --batch-size 16 \
-  --threads 1 --device cpu || fail "train --force on a finished run failed"
-[[ -s own-new/model.safetensors && ! -e own-new/replaced ]] || fail "train --force did not delete its own replaced/"
-rm -rf own-run own-new
-# The Python export: never onto the model it reads, under any name.
-if [[ -n $python ]] && "$python" -c "import torch, safetensors" 2>/dev/null; then
-  cp model.safetensors m.onnx && ln -s m.onnx m-link.onnx
-  expect 1 "^legalnet: m.onnx: is the model being exported; name another output$" \
-    env PYTHONPATH="$src/python" "$python" -m legalnet export m.onnx m.onnx
-  expect 1 "^legalnet: m-link.onnx: is the model being exported; name another output$" \
-    env PYTHONPATH="$src/python" "$python" -m legalnet export m.onnx m-link.onnx
-  rm -f m.onnx m-link.onnx
-fi
-
-# 5c. Links planted under the names a tool chooses itself inside a folder (a shared --gallery
-# or --out) are replaced, never written through; what they point to stays as it was.
-echo "victim" > victim.txt && cp victim.txt victim-copy.txt
-mkdir planted-gal && ln -s ../victim.txt planted-gal/most-illegal-mass.svg
-cases=$((cases + 1))
-"$bin/evaluate" -q --model model.safetensors --data data.h5 --games 2 --gallery planted-gal --device cpu >/dev/null ||
-  fail "evaluate --gallery with a planted link failed"
-cmp -s victim.txt victim-copy.txt || fail "evaluate --gallery wrote through a planted link"
-[[ -f planted-gal/most-illegal-mass.svg && ! -L planted-gal/most-illegal-mass.svg ]] ||
-  fail "evaluate --gallery did not replace the planted link with its picture"
-mkdir planted-run
-ln -s ../victim.txt planted-run/metrics.csv && ln -s ../victim-copy.txt planted-run/options.json
-ln -s ../planted-model planted-run/model.safetensors
-ln -s ../planted-checkpoint planted-run/checkpoint.safetensors
-cases=$((cases + 1))
-"$bin/train" -q --data data.h5 --out planted-run --model mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 \
-  --device cpu || fail "train into a folder with planted links failed"
-[[ $(cat victim.txt) == victim && $(cat victim-copy.txt) == victim ]] || fail "train wrote its run files through a planted link"
-[[ ! -e planted-model && ! -e planted-checkpoint ]] || fail "train wrote its model or checkpoint through a planted link"
-for name in metrics.csv options.json model.safetensors checkpoint.safetensors; do
-  [[ -f planted-run/$name && ! -L planted-run/$name ]] || fail "train did not replace the planted link $name"
-done
-# --resume appends to metrics.csv: a link planted there since is refused, not appended through.
-"$bin/train" -q --data data.h5 --out planted-run --model mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 \
-  --device cpu --stop-at-step 1 --force 2>/dev/null
-rm -f planted-run/metrics.csv && ln -s ../victim.txt planted-run/metrics.csv
-ALLOW_NEW_FILES=1 expect 1 "^train: cannot append to 'planted-run/metrics.csv': a symbolic link" \
-  "$bin/train" -q --data data.h5 --out planted-run --model mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 \
-  --device cpu --resume
-# replaced/ as a link: not train's folder, refused before anything moves.
-mkdir victim-dir && echo keep > victim-dir/keep.txt
-cp -r run link-run && ln -s ../victim-dir link-run/replaced
-expect 1 "^train: --force: 'link-run/replaced' is not a folder train made" \
-  "$bin/train" -q --data data.h5 --out link-run --force --model mlp --hidden 16 --max-steps 3 --device cpu
-rm -rf planted-gal planted-run link-run victim-dir victim.txt victim-copy.txt
 
 # 6. Options: checked by the parser, before any work, with the range in plain numbers.
 expect 2 "^gen_moves: --games: -1 is not a number in 0\.\.1e\+12 \(see --help\)$" "$bin/gen_moves" --games -1 --out x.pgn

@@ -38,8 +38,8 @@ assert report["model"]["config"]["blocks"] == 1
 assert report["model"]["training"]["steps_done"] == 30
 # The headline model sees the position only: the pipeline's default inputs hold nothing the
 # move generator derived, and the report says so.
-assert report["model"]["inputs"] == "state" and report["model"]["inputs_from_move_generator"] is False, report["model"]
-assert report["model"]["training"]["precision"] in ("fp32", "bf16")
+assert report["model"]["input_kind"] == "state" and report["model"]["input_kind_from_move_generator"] is False, report["model"]
+assert report["model"]["training"]["compute_precision"] in ("fp32", "bf16")
 lo, hi = report["games"]["mean_plies_95ci"]
 assert lo <= report["games"]["mean_plies_before_first_illegal"] <= hi
 assert 0 <= report["games"]["mean_plies_before_first_illegal"]
