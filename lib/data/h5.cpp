@@ -225,6 +225,27 @@ std::vector<hsize_t> column_dims(const ColumnSpec& column, hsize_t rows) {
   return dims;
 }
 
+Handle create_column(hid_t parent, const ColumnSpec& column, hsize_t rows, hsize_t chunk_rows,
+                     const std::string& file) {
+  const bool extendible = rows == EXTENDIBLE;
+  const std::vector<hsize_t> dims = column_dims(column, extendible ? 0 : rows);
+  std::vector<hsize_t> max = dims;
+  if (extendible) max[0] = H5S_UNLIMITED;
+  Handle space(check(H5Screate_simple(int(dims.size()), dims.data(), max.data()), file, column.name));
+  Handle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), file, column.name));
+  // HDF5 cannot chunk an empty fixed-size dataset; an extendible one must be chunked.
+  if (extendible || rows > 0) {
+    std::vector<hsize_t> chunk = column_dims(column, extendible ? chunk_rows : std::min(rows, chunk_rows));
+    check_status(H5Pset_chunk(dcpl, int(chunk.size()), chunk.data()), file, column.name);
+    if (H5Tget_size(native_type(column.element)) > 1) check_status(H5Pset_shuffle(dcpl), file, column.name);
+    check_status(H5Pset_deflate(dcpl, DEFLATE_LEVEL), file, column.name);
+  }
+  check_status(H5Pset_obj_track_times(dcpl, false), file, column.name);
+  return Handle(check(H5Dcreate2(parent, column.name, native_type(column.element), space, H5P_DEFAULT, dcpl,
+                                 H5P_DEFAULT),
+                      file, std::string("create dataset ") + column.name));
+}
+
 std::vector<hsize_t> select_rows(hid_t space, hsize_t first, hsize_t count, const std::string& file,
                                  const std::string& what) {
   const int rank = H5Sget_simple_extent_ndims(space);

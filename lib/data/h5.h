@@ -77,6 +77,15 @@ std::string element_name(Element element);
 // A column's dimensions for `rows` rows.
 std::vector<hsize_t> column_dims(const ColumnSpec& column, hsize_t rows);
 
+// Creates `column` under `parent` as the writer and merge make every dataset of the format:
+// its element type and tail from the table, chunks of chunk_rows rows (trailing dimensions
+// whole), byte shuffle for elements wider than a byte, deflate at DEFLATE_LEVEL, and no
+// timestamps (the same input gives a byte-identical file). rows == EXTENDIBLE: 0 rows, grown
+// as rows come (H5Dset_extent).
+constexpr hsize_t EXTENDIBLE = H5S_UNLIMITED;
+Handle create_column(hid_t parent, const ColumnSpec& column, hsize_t rows, hsize_t chunk_rows,
+                     const std::string& file);
+
 // Selects rows [first, first + count) of a dataspace, every trailing dimension whole, and
 // returns the selection's shape (the memory space to read or write it with).
 std::vector<hsize_t> select_rows(hid_t space, hsize_t first, hsize_t count, const std::string& file,
