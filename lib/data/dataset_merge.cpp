@@ -41,10 +41,10 @@ void write_rows(hid_t dataset, hid_t type, uint64_t first, uint64_t count, const
 }  // namespace
 
 MergeSummary merge_datasets(const MergeOptions& o) {
-  if (o.inputs.empty()) throw Error("merge: no input datasets");
+  if (o.shards.empty()) throw Error("merge: no input datasets");
   if (o.out.empty()) throw Error("merge: no output: give --out FILE.h5");
   std::vector<NamedPath> shards;
-  for (const auto& in : o.inputs) shards.push_back({"a shard", in});
+  for (const auto& in : o.shards) shards.push_back({"a shard", in});
   check_outputs_are_not_inputs({{"--out", o.out}}, shards);
   h5::configure_library();
   const fs::path out_dir = fs::absolute(o.out).parent_path();
@@ -54,7 +54,7 @@ MergeSummary merge_datasets(const MergeOptions& o) {
   MergeSummary total;
   DatasetProvenance provenance;
   int64_t source_count = 0;
-  for (const auto& in : o.inputs) {
+  for (const auto& in : o.shards) {
     const DatasetReader reader(in);
     // The output may not be a file this input reads either: replacing a shard of a joined
     // input would turn it into a file that maps itself.
@@ -88,7 +88,7 @@ MergeSummary merge_datasets(const MergeOptions& o) {
   provenance.tool = "tensorize merge";
   provenance.command_line = o.command_line;
   provenance.split = o.copy ? "merged (copied)" : "merged (virtual)";
-  provenance.merged_from = o.inputs;
+  provenance.merged_from = o.shards;
 
   AtomicPath atomic(o.out);
   h5::Handle file(h5::check(H5Fcreate(atomic.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), o.out,
