@@ -6,20 +6,21 @@
 #include <cstring>
 #include <deque>
 #include <future>
+#include <span>
+#include <string_view>
 
 #include "data/dataset_format.h"
 #include "data/h5.h"
 #include "data/sparse_deflate.h"
 #include "encode/encode.h"
 #include "util/files.h"
+#include "util/provenance.h"
 #include "util/thread_pool.h"
-#include "util/version.h"
 
 namespace legalnet::data {
 namespace {
 
 constexpr int ROWS = ROWS_PER_CHUNK;
-constexpr int GZIP_LEVEL = 1;
 
 // The raw rows of one chunk of positions and legal_moves, waiting for compression.
 struct ChunkJob {
@@ -52,7 +53,7 @@ std::vector<unsigned char> deflate_planes(const void* data, size_t size) {
     z_stream z{};
     Deflater() {
       // windowBits -15: raw deflate with compress2's 32 KiB window; memLevel 8 is compress2's.
-      if (deflateInit2(&z, GZIP_LEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+      if (deflateInit2(&z, DEFLATE_LEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         throw Error("zlib: out of memory");
     }
     ~Deflater() { deflateEnd(&z); }
@@ -144,7 +145,7 @@ void write_dataset_attributes(hid_t file, const DatasetProvenance& p, uint64_t r
       root, "termination_codes",
       {"none", "checkmate", "insufficient material", "stalemate", "seventy-five-move rule", "fivefold repetition"}, f);
   h5::write_string_attribute(root, "tool", p.tool, f);
-  h5::write_string_attribute(root, "tool_version", std::string(VERSION) + " (" + GIT_DESCRIBE + ")", f);
+  h5::write_string_attribute(root, "tool_version", tool_version(), f);
   h5::write_string_attribute(root, "command_line", p.command_line, f);
   h5::write_string_list_attribute(root, "sources", p.sources, f);
   h5::write_string_attribute(root, "split", p.split, f);
@@ -184,25 +185,35 @@ struct DatasetWriter::Impl {
 
   Impl(const std::string& target, ThreadPool& p) : path(target), atomic(target), pool(p) {}
 
-  h5::Handle create_dataset(hid_t parent, const char* name, hid_t type, std::vector<hsize_t> dims,
-                            std::vector<hsize_t> chunk, bool shuffle) {
-    std::vector<hsize_t> max = dims;
-    max[0] = H5S_UNLIMITED;
-    dims[0] = 0;
-    h5::Handle space(h5::check(H5Screate_simple(int(dims.size()), dims.data(), max.data()), path, name));
-    h5::Handle dcpl(h5::check(H5Pcreate(H5P_DATASET_CREATE), path, name));
-    h5::check_status(H5Pset_chunk(dcpl, int(chunk.size()), chunk.data()), path, name);
-    if (shuffle) h5::check_status(H5Pset_shuffle(dcpl), path, name);
-    h5::check_status(H5Pset_deflate(dcpl, GZIP_LEVEL), path, name);
-    // No modification times: the same input gives a byte-identical file.
-    h5::check_status(H5Pset_obj_track_times(dcpl, false), path, name);
-    return h5::Handle(h5::check(H5Dcreate2(parent, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), path,
-                                std::string("create dataset ") + name));
-  }
-
-  template <class T>
-  void create_column(hid_t parent, Column<T>& c, hsize_t chunk) {
-    c.dataset = create_dataset(parent, c.name, h5::native_type<T>(), {0}, {chunk}, sizeof(T) > 1);
+  // Creates the datasets in the order of the format's tables (dataset_format.h), each from its
+  // table entry through h5::create_column, as merge does. Every table column must be one the
+  // writer fills, with the C++ type of the table's element: a column added to the table and
+  // not here fails at the first file written, not in a reader.
+  template <class Fn>
+  void create_columns(hid_t parent, std::span<const ColumnSpec> table, hsize_t chunk_rows, Fn for_each_member) {
+    size_t matched = 0;
+    for (const ColumnSpec& spec : table) {
+      if (spec.name == std::string_view(POSITIONS) || spec.name == std::string_view(LEGAL_MOVES)) {
+        // Written chunk by chunk as compressed bytes (write_front_chunk), ROWS rows a chunk.
+        (spec.name == std::string_view(POSITIONS) ? positions : legal_moves) =
+            h5::create_column(parent, spec, h5::EXTENDIBLE, ROWS, path);
+        continue;
+      }
+      bool found = false;
+      for_each_member([&]<class T>(Column<T>& c) {
+        if (c.name != std::string_view(spec.name)) return;
+        if (H5Tequal(h5::native_type<T>(), h5::native_type(spec.element)) <= 0 || spec.tail_rank() != 0)
+          throw Error(std::string("dataset writer: column ") + spec.name + " is not the format's " +
+                      h5::element_name(spec.element));
+        c.dataset = h5::create_column(parent, spec, h5::EXTENDIBLE, chunk_rows, path);
+        found = true;
+      });
+      if (!found) throw Error(std::string("dataset writer: no values for the format's column ") + spec.name);
+      ++matched;
+    }
+    size_t members = 0;
+    for_each_member([&](auto&) { ++members; });
+    if (matched != members) throw Error("dataset writer: a column it fills is not in the format's table");
   }
 
   template <class T>
@@ -267,16 +278,12 @@ DatasetWriter::DatasetWriter(const std::string& path, ThreadPool& pool) : impl_(
   h5::Handle fcpl(h5::check(H5Pcreate(H5P_FILE_CREATE), path, "file properties"));
   d.file = h5::Handle(H5Fcreate(d.atomic.temp().c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));
   h5::check(d.file.get(), path, "cannot create '" + d.atomic.temp() + "'");
-  d.positions = d.create_dataset(d.file, POSITIONS, H5T_NATIVE_INT8, {0, encode::PLANES, 8, 8},
-                                 {ROWS, encode::PLANES, 8, 8}, true);
-  d.legal_moves = d.create_dataset(d.file, LEGAL_MOVES, H5T_NATIVE_UINT8, {0, encode::MOVE_INDICES},
-                                   {ROWS, encode::MOVE_INDICES}, true);
-  d.for_each_row_column([&](auto& c) { d.create_column(d.file, c, ROWS_PER_COLUMN_CHUNK); });
+  d.create_columns(d.file, ROW_COLUMNS, ROWS_PER_COLUMN_CHUNK, [&](auto fn) { d.for_each_row_column(fn); });
   h5::Handle gcpl(h5::check(H5Pcreate(H5P_GROUP_CREATE), path, "group properties"));
   h5::check_status(H5Pset_obj_track_times(gcpl, false), path, "group properties");
   d.games_group = h5::Handle(
       h5::check(H5Gcreate2(d.file, GAMES_GROUP, H5P_DEFAULT, gcpl, H5P_DEFAULT), path, "create group games"));
-  d.for_each_game_column([&](auto& c) { d.create_column(d.games_group, c, 16384); });
+  d.create_columns(d.games_group, GAME_COLUMNS, GAMES_PER_CHUNK, [&](auto fn) { d.for_each_game_column(fn); });
 }
 
 DatasetWriter::~DatasetWriter() {

@@ -1,7 +1,9 @@
 #include "encode/encode.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <string>
 
 #include "util/error.h"
@@ -16,6 +18,24 @@ void encode_planes(const chess::Position& pos, int8_t* out) {
     const chess::Piece p = pos.piece_on(s);
     out[chess::type_of(p) * PLANE_SIZE + s] = chess::color_of(p) == chess::WHITE ? 1 : -1;
   }
+}
+
+double legal_share(const float* probs, const LegalMask& legal) {
+  double all = 0, on_legal = 0;
+  for (int i = 0; i < MOVE_INDICES; ++i) {
+    all += probs[i];
+    if (legal[i]) on_legal += probs[i];
+  }
+  return all > 0 ? on_legal / all : 0.0;
+}
+
+std::vector<int> top_indices(const float* probs, int k) {
+  k = std::clamp(k, 1, MOVE_INDICES);
+  std::vector<int> order(MOVE_INDICES);
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) { return probs[a] > probs[b]; });
+  order.resize(size_t(k));
+  return order;
 }
 
 void encode_legal_mask(const chess::MoveList& legal, uint8_t* out) {

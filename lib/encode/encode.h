@@ -2,8 +2,10 @@
 // move index (from * 64 + to) and the legal-move mask. What a network sees is encode/inputs.h.
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "chess/movegen.h"
 
@@ -29,7 +31,37 @@ inline std::string index_name(int index) {
 // -1 for a black one, 0 elsewhere; element [plane * 64 + rank * 8 + file].
 void encode_planes(const chess::Position& pos, int8_t* out);
 
-// Sets out[4096] to 1 at the index of every legal move and 0 elsewhere.
+// The legal moves of a position as the set of their move indices (board order): what every
+// metric that walks the 4096 indices (the anatomy, the gallery, the pictures) tests against.
+class LegalMask {
+ public:
+  explicit LegalMask(const chess::MoveList& legal) {
+    for (chess::Move m : legal) bits_.set(size_t(move_index(m)));
+  }
+  bool operator[](int index) const { return bits_[size_t(index)]; }
+
+ private:
+  std::bitset<MOVE_INDICES> bits_;
+};
+
+// The share of the probability mass probs[4096] (board order) that lies on legal moves, and
+// the rest, the illegal mass that the report and the gallery measure; a legal share of 0 when
+// there is no mass.
+double legal_share(const float* probs, const LegalMask& legal);
+inline double illegal_share(const float* probs, const LegalMask& legal) { return 1.0 - legal_share(probs, legal); }
+
+// Whether a position has a legal castling or en-passant move: the rare kinds (under 1% of
+// positions), which train can weight (--rare-weight) and evaluate counts over a whole set.
+inline bool has_rare_move(const chess::MoveList& legal) {
+  for (chess::Move m : legal)
+    if (m.kind() == chess::MoveKind::CASTLING || m.kind() == chess::MoveKind::EN_PASSANT) return true;
+  return false;
+}
+
+// The k (clamped to 1..4096) move indices of probs[4096] with the highest values, highest first.
+std::vector<int> top_indices(const float* probs, int k);
+
+// Sets out[4096] to 1 at the index of every legal move and 0 elsewhere: the dataset's mask.
 void encode_legal_mask(const chess::MoveList& legal, uint8_t* out);
 
 // Whether an index can ever be a legal move: a queen line or a knight jump from `from` to

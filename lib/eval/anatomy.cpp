@@ -106,31 +106,18 @@ FalsePositiveReason reason_illegal(const Position& pos, int index) {
 
 void Anatomy::add(const Position& pos, const MoveList& legal, const float* probs, float threshold) {
   ++positions;
-  bool is_legal[encode::MOVE_INDICES] = {};
-  for (Move m : legal) is_legal[encode::move_index(m)] = true;
+  const encode::LegalMask is_legal(legal);
   const Bitboard pinned = king_safety(pos).pinned;
-  double mass_all = 0, mass_legal = 0;
   int best = 0;
   bool exact = true;
   for (int i = 0; i < encode::MOVE_INDICES; ++i) {
     const float p = probs[i];
-    mass_all += p;
     if (p > probs[best]) best = i;
     const bool predicted = p >= threshold;
-    if (is_legal[i]) mass_legal += p;
     if (predicted != is_legal[i]) exact = false;
     if (!predicted && !is_legal[i]) continue;
     const uint32_t kinds = kinds_of(pos, i, pinned);
-    auto count = [&](Counts& c) {
-      if (is_legal[i]) {
-        ++c.legal;
-        c.legal_found += predicted;
-      }
-      if (predicted) {
-        ++c.predicted;
-        c.predicted_legal += is_legal[i];
-      }
-    };
+    auto count = [&](Counts& c) { c.add(predicted, is_legal[i]); };
     count(total);
     if (predicted && !is_legal[i]) ++false_positives[reason_illegal(pos, i)];
     for (int k = 0; k < MOVE_KIND_NB; ++k)
@@ -138,7 +125,7 @@ void Anatomy::add(const Position& pos, const MoveList& legal, const float* probs
   }
   exact_sets += exact;
   top1_legal += is_legal[best];
-  const double legal_share = mass_all > 0 ? mass_legal / mass_all : 0.0;
+  const double legal_share = encode::legal_share(probs, is_legal);
   legal_mass_sum += legal_share;
   const int pieces = popcount(pos.pieces());
   for (int kind : {pos.in_check() ? IN_CHECK : NOT_IN_CHECK, pieces > 24   ? OPENING

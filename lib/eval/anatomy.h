@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chess/movegen.h"
+#include "util/stats.h"
 
 namespace legalnet::eval {
 
@@ -43,11 +44,6 @@ const char* reason_name(int reason);
 // Position buckets for the illegal probability mass.
 enum PositionKind : int { IN_CHECK, NOT_IN_CHECK, OPENING, MIDDLEGAME, ENDGAME, POSITION_KIND_NB };
 const char* position_kind_name(int kind);
-
-struct Counts {
-  uint64_t legal = 0, legal_found = 0;          // recall = legal_found / legal
-  uint64_t predicted = 0, predicted_legal = 0;  // precision = predicted_legal / predicted
-};
 
 struct Anatomy {
   uint64_t positions = 0;

@@ -49,19 +49,12 @@ std::string escape(const std::string& text) {
 
 Mistake Gallery::describe(const chess::Position& pos, const chess::MoveList& legal, int index, const float* probs,
                           const std::string& where) const {
-  bool is_legal[encode::MOVE_INDICES] = {};
-  for (chess::Move m : legal) is_legal[encode::move_index(m)] = true;
   Mistake m;
   m.fen = pos.fen();
   m.move = index;
   m.probability = probs[index];
   m.reason = reason_illegal(pos, index);
-  double all = 0, illegal = 0;
-  for (int k = 0; k < encode::MOVE_INDICES; ++k) {
-    all += probs[k];
-    if (!is_legal[k]) illegal += probs[k];
-  }
-  m.illegal_mass = all > 0 ? illegal / all : 0;
+  m.illegal_mass = encode::illegal_share(probs, encode::LegalMask(legal));
   for (chess::Move lm : legal)
     if (probs[encode::move_index(lm)] < threshold_) m.missed.push_back(encode::move_index(lm));
   m.where = where;
@@ -70,17 +63,11 @@ Mistake Gallery::describe(const chess::Position& pos, const chess::MoveList& leg
 
 void Gallery::add_position(const chess::Position& pos, const chess::MoveList& legal, const float* probs,
                            const std::string& where) {
-  bool is_legal[encode::MOVE_INDICES] = {};
-  for (chess::Move m : legal) is_legal[encode::move_index(m)] = true;
-  double all = 0, illegal = 0;
+  const encode::LegalMask is_legal(legal);
   int worst = -1;
-  for (int k = 0; k < encode::MOVE_INDICES; ++k) {
-    all += probs[k];
-    if (is_legal[k]) continue;
-    illegal += probs[k];
-    if (worst < 0 || probs[k] > probs[worst]) worst = k;
-  }
-  const double mass = all > 0 ? illegal / all : 0;
+  for (int k = 0; k < encode::MOVE_INDICES; ++k)
+    if (!is_legal[k] && (worst < 0 || probs[k] > probs[worst])) worst = k;
+  const double mass = encode::illegal_share(probs, is_legal);
   if (worst < 0 || (by_mass_.size() == per_group_ && mass <= by_mass_.front().illegal_mass)) return;
   if (by_mass_.size() == per_group_) {
     std::pop_heap(by_mass_.begin(), by_mass_.end(), less_mass);

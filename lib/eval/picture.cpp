@@ -94,14 +94,10 @@ std::string position_svg(const chess::Position& pos, const float* probs, int top
   svg += arrow_markers();
   svg += board_svg(pos, MARGIN, MARGIN, SQ);
 
-  bool legal[encode::MOVE_INDICES] = {};
-  for (chess::Move m : chess::MoveList(pos)) legal[encode::move_index(m)] = true;
-  std::vector<int> order(encode::MOVE_INDICES);
-  std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + top_k, order.end(),
-                    [&](int a, int b) { return probs[a] > probs[b]; });
-  for (int i = top_k - 1; i >= 0; --i) {
-    const int index = order[size_t(i)];
+  const encode::LegalMask legal{chess::MoveList(pos)};
+  const std::vector<int> order = encode::top_indices(probs, top_k);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {  // the likeliest drawn last, on top
+    const int index = *it;
     svg += arrow_svg(index, MARGIN, MARGIN, SQ, legal[index] ? GREEN : RED, legal[index] ? "g" : "r",
                      2 + 10 * probs[index]);
   }

@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "encode/encode.h"
 #include "train/batches.h"
 #include "nn/loss.h"
 
@@ -27,7 +28,7 @@ Evaluation evaluate_loss(nn::PolicyNet& net, const CompactPositions& data, int b
     e.false_negatives += uint64_t((~predicted & legal).sum().item<int64_t>());
   }
   e.positions = data.size();
-  e.loss = data.size() ? loss_sum / (double(data.size()) * 4096.0) : 0.0;
+  e.loss = data.size() ? loss_sum / (double(data.size()) * encode::MOVE_INDICES) : 0.0;
   return e;
 }
 

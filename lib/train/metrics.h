@@ -6,19 +6,14 @@
 #include "nn/models.h"
 #include "nn/precision.h"
 #include "train/training_data.h"
+#include "util/stats.h"
 
 namespace legalnet::train {
 
-struct Evaluation {
-  double loss = 0;  // BCE with logits, averaged over positions x 4096 like the predecessor's
-  uint64_t positions = 0, true_positives = 0, false_positives = 0, false_negatives = 0;
-  double precision() const { return ratio(true_positives, true_positives + false_positives); }
-  double recall() const { return ratio(true_positives, true_positives + false_negatives); }
-  double f1() const {
-    const double p = precision(), r = recall();
-    return p + r > 0 ? 2 * p * r / (p + r) : 0.0;
-  }
-  static double ratio(uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 0.0; }
+// The validation pass's loss and its move counts (precision(), recall(), f1() from Counts).
+struct Evaluation : Counts {
+  double loss = 0;  // BCE with logits (nn::policy_loss), averaged over positions x 4096 like the predecessor's
+  uint64_t positions = 0;
 };
 
 // Evaluates in eval mode without gradients, thresholding the sigmoid at 0.5 (logit 0), on

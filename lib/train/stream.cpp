@@ -158,16 +158,13 @@ Batch StreamBatches::batch(int64_t step, bool pin) {
 CompactPositions streamed_validation_rows(const std::vector<std::string>& paths, double fraction, uint64_t seed,
                                           int max_ply, uint64_t max_rows) {
   CompactPositions rows;
-  constexpr uint64_t SLICE = 16384;
-  int64_t game_offset = 0;
-  for (const auto& path : paths) {
-    const data::DatasetReader reader(path);
-    for (uint64_t start = 0; start < reader.num_positions() && rows.size() < max_rows; start += SLICE)
-      read_rows(
-          reader, start, std::min(SLICE, reader.num_positions() - start), game_offset, max_ply,
-          [&](int64_t game) { return is_validation_game(game, fraction, seed); }, rows);
-    game_offset += int64_t(reader.num_games());
-  }
+  data::for_each_row_slice(paths, [&](const data::RowSlice& s) {
+    if (rows.size() >= max_rows) return false;
+    read_rows(
+        s.reader, s.start, s.count, s.game_offset, max_ply,
+        [&](int64_t game) { return is_validation_game(game, fraction, seed); }, rows);
+    return true;
+  });
   rows.keep_first(max_rows);
   return rows;
 }

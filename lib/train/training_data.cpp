@@ -83,44 +83,32 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
         throw bad_row(std::string("not a position: ") + e.what());
       }
     }();
-    bool castles = false;
-    for (chess::Move m : chess::MoveList(pos)) {
+    const chess::MoveList legal(pos);
+    for (chess::Move m : legal) {
       if (m.kind() == chess::MoveKind::PROMOTION && m.promotion() != chess::QUEEN) continue;  // one index for all four
       out.legal.push_back(uint16_t(encode::move_index(m)));
-      castles |= m.kind() == chess::MoveKind::CASTLING;
     }
     out.legal_begin.push_back(out.legal.size());
     out.game.push_back(game_offset + games[i]);
     out.ply.push_back(int32_t(plies[i]));
     out.in_check.push_back(pos.in_check());
-    // The en_passant column is set only when an en-passant capture is legal.
-    out.rare.push_back(castles || en_passant[i] >= 0);
+    out.rare.push_back(encode::has_rare_move(legal));
   }
 }
 
 CompactPositions load_positions(const std::vector<std::string>& paths, const LoadOptions& options) {
   CompactPositions out;
-  constexpr uint64_t SLICE = 16384;  // a multiple of the 256-row chunks
-  std::vector<data::DatasetReader> readers;
   uint64_t total = 0;
-  for (const auto& p : paths) {
-    readers.emplace_back(p);
-    total += readers.back().num_positions();
-  }
+  for (const auto& p : paths) total += data::DatasetReader(p).num_positions();
   Progress progress("positions loaded", total, !options.quiet && stderr_is_terminal());
-  int64_t game_offset = 0;
   uint64_t done = 0;
-  for (const auto& reader : readers) {
-    const uint64_t n = reader.num_positions();
-    for (uint64_t start = 0; start < n; start += SLICE) {
-      if (options.max_rows && out.size() >= options.max_rows) break;
-      const uint64_t count = std::min(SLICE, n - start);
-      read_rows(reader, start, count, game_offset, options.max_ply, {}, out);
-      done += count;
-      progress.update(done);
-    }
-    game_offset += int64_t(reader.num_games());
-  }
+  data::for_each_row_slice(paths, [&](const data::RowSlice& s) {
+    if (options.max_rows && out.size() >= options.max_rows) return false;
+    read_rows(s.reader, s.start, s.count, s.game_offset, options.max_ply, {}, out);
+    done += s.count;
+    progress.update(done);
+    return true;
+  });
   if (options.max_rows) out.keep_first(options.max_rows);
   return out;
 }

@@ -31,4 +31,27 @@ struct Proportion {
   std::pair<double, double> interval() const { return wilson_interval(count, total); }
 };
 
+// A thresholded prediction of a set against the true set, counted over any number of positions
+// or moves: the one definition of precision, recall and F1 behind train's validation rows
+// (metrics.csv) and evaluate's report, overall and by kind of move. 0 where nothing was counted.
+struct Counts {
+  uint64_t true_positives = 0;   // predicted and legal
+  uint64_t false_positives = 0;  // predicted, illegal
+  uint64_t false_negatives = 0;  // legal, not predicted
+  uint64_t legal() const { return true_positives + false_negatives; }
+  uint64_t predicted() const { return true_positives + false_positives; }
+  double precision() const { return Proportion{true_positives, predicted()}.value(); }
+  double recall() const { return Proportion{true_positives, legal()}.value(); }
+  double f1() const {
+    const double p = precision(), r = recall();
+    return p + r > 0 ? 2 * p * r / (p + r) : 0.0;
+  }
+  // One index's outcome.
+  void add(bool predicted, bool legal) {
+    true_positives += predicted && legal;
+    false_positives += predicted && !legal;
+    false_negatives += !predicted && legal;
+  }
+};
+
 }  // namespace legalnet

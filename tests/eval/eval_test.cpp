@@ -49,15 +49,19 @@ TEST(Anatomy, HandComputedCounts) {
   probs[size_t(index_of("a1a3"))] = 0.95f;
   Anatomy a;
   a.add(start, legal, probs.data(), 0.5f);
-  EXPECT_EQ(a.total.legal, 20u);
-  EXPECT_EQ(a.total.legal_found, 10u);
-  EXPECT_EQ(a.total.predicted, 11u);
-  EXPECT_EQ(a.total.predicted_legal, 10u);
-  EXPECT_EQ(a.by_kind[PAWN_MOVE].legal, 16u);
-  EXPECT_EQ(a.by_kind[PAWN_MOVE].legal_found, 10u);
-  EXPECT_EQ(a.by_kind[KNIGHT_MOVE].legal_found, 0u);
-  EXPECT_EQ(a.by_kind[ROOK_MOVE].predicted, 1u);
-  EXPECT_EQ(a.by_kind[ROOK_MOVE].predicted_legal, 0u);
+  EXPECT_EQ(a.total.legal(), 20u);
+  EXPECT_EQ(a.total.true_positives, 10u);
+  EXPECT_EQ(a.total.predicted(), 11u);
+  EXPECT_EQ(a.total.false_positives, 1u);
+  EXPECT_EQ(a.total.false_negatives, 10u);
+  EXPECT_DOUBLE_EQ(a.total.precision(), 10.0 / 11);
+  EXPECT_DOUBLE_EQ(a.total.recall(), 10.0 / 20);
+  EXPECT_DOUBLE_EQ(a.total.f1(), 2 * (10.0 / 11) * 0.5 / (10.0 / 11 + 0.5));
+  EXPECT_EQ(a.by_kind[PAWN_MOVE].legal(), 16u);
+  EXPECT_EQ(a.by_kind[PAWN_MOVE].true_positives, 10u);
+  EXPECT_EQ(a.by_kind[KNIGHT_MOVE].true_positives, 0u);
+  EXPECT_EQ(a.by_kind[ROOK_MOVE].predicted(), 1u);
+  EXPECT_EQ(a.by_kind[ROOK_MOVE].true_positives, 0u);
   EXPECT_EQ(a.false_positives[BLOCKED], 1u);
   EXPECT_EQ(a.exact_sets, 0u);
   EXPECT_EQ(a.top1_legal, 0u);  // a1a3 scores highest
@@ -76,9 +80,9 @@ TEST(Anatomy, PerfectPredictionIsExact) {
   a.add(pos, legal, probs.data(), 0.5f);
   EXPECT_EQ(a.exact_sets, 1u);
   EXPECT_EQ(a.top1_legal, 1u);
-  EXPECT_EQ(a.total.predicted, a.total.predicted_legal);
-  EXPECT_EQ(a.by_kind[CASTLING].legal, 2u);
-  EXPECT_EQ(a.by_kind[EN_PASSANT].legal, 1u);
+  EXPECT_EQ(a.total.predicted(), a.total.true_positives);
+  EXPECT_EQ(a.by_kind[CASTLING].legal(), 2u);
+  EXPECT_EQ(a.by_kind[EN_PASSANT].legal(), 1u);
   EXPECT_NEAR(a.legal_mass_sum, 1.0, 1e-9);
 }
 
