@@ -593,7 +593,7 @@ expect 2 "^train: --(force|resume) excludes --(resume|force) \(see --help\)$" "$
 expect 2 "^evaluate: --threshold: 1\.5 is not a number in 0\.\.1" "$bin/evaluate" --model model.safetensors --threshold 1.5
 expect 2 "^evaluate: --games: Value 2000000000 not in range" "$bin/evaluate" --model model.safetensors --games 2000000000
 expect 2 "^evaluate: --opponent: stockfish not in" "$bin/evaluate" --model model.safetensors --games 1 --opponent stockfish
-expect 2 "^tensorize: --threads: Value 0 not in range" "$bin/tensorize" --in games.pgn --out t.h5 --threads 0
+expect 2 "^tensorize: --threads: Value -1 not in range" "$bin/tensorize" --in games.pgn --out t.h5 --threads -1
 
 # --config: a key that names no option is an error naming the key and the file.
 printf 'lr = 0.01\nlearning-rate = 0.1\n' > typo.ini
