@@ -76,7 +76,8 @@ constexpr int ROWS_PER_CHUNK = 256;
 constexpr int ROWS_PER_COLUMN_CHUNK = 65536;
 // Rows per chunk of the games table's columns.
 constexpr int GAMES_PER_CHUNK = 16384;
-// The deflate level of every dataset (docs/dataset.md: gzip level 1 behind the shuffle filter).
+// The deflate level of every dataset (docs/dataset.md: gzip level 1, behind the shuffle
+// filter for elements wider than a byte).
 constexpr int DEFLATE_LEVEL = 1;
 
 }  // namespace legalnet::data

@@ -155,7 +155,8 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     c.mixing = j.value("mixing", "none");                               // absent before line mixing
     return c.resolved();
   } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("bad model description: ") + e.what());
+    // The library's message quotes the text it stopped at, which may hold control bytes.
+    throw Error("bad model description: " + printable(e.what()));
   }
 }
 

@@ -110,7 +110,9 @@ ModelConfig config_of(const TensorSource& source) {
   try {
     config = ModelConfig::from_json(text);
   } catch (const Error& e) {
-    throw Error(source.path() + ": " + safetensors::printable(e.what()));
+    // from_json escapes the file's text in its messages already; escaping again would show
+    // a backslash as \x5c.
+    throw Error(source.path() + ": " + e.what());
   }
   const int64_t floats = int64_t(source.file().data_bytes() / 4);
   if (config.min_parameters() > floats)

@@ -43,7 +43,8 @@ def main(path, expected_path):
         assert f.attrs["num_positions"] == n
         assert f["positions"].shape == (n, 7, 8, 8) and f["positions"].dtype == np.int8
         assert f["legal_moves"].shape == (n, 4096) and f["legal_moves"].dtype == np.uint8
-        assert f["positions"].compression == "gzip" and f["positions"].shuffle
+        # Byte-wide columns are deflated without the shuffle filter, which cannot reorder one byte.
+        assert f["positions"].compression == "gzip" and f["legal_moves"].compression == "gzip"
         assert f["legal_moves"].chunks[1] == 4096
         for name in ("played_move", "game", "ply", "castling", "en_passant", "halfmove_clock", "fullmove_number"):
             assert f[name].shape == (n,), name

@@ -139,7 +139,9 @@ TEST(ModelFile, HostileFilesAreRefusedInOneLineBeforeAllocation) {
       {with_config(R"({"kind":"resnet","hidden":0,"blocks":10,"channels":1024,"heads":0,)"
                    R"("squeeze_excitation":false,"geometric_head":true,"inputs":"state"})"),
        "the config asks for a resnet 10x1024 +state (at least "},
-      {with_config(R"({"kind":"\u001b]0;title\u0007"})"), "bad model description"},
+      {with_config(R"({"kind":"\u001b]0;title\u0007"})"), "unknown model '\\x1b]0;title\\x07'"},
+      {with_config(R"({"kind":"resnet"})"), "bad model description"},
+      {with_config("{\"kind\x1b\x07"), "bad model description"},
       {with_config("{\"kind\":\"\\u001b[2Jrm\",\"hidden\":0,\"blocks\":1,\"channels\":8,\"heads\":0,"
                    "\"squeeze_excitation\":false,\"geometric_head\":true}"),
        "unknown model '\\x1b[2Jrm'"},
