@@ -261,7 +261,8 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
 
   for (const auto& e : ROW_COLUMNS) {
     const hsize_t n = d.open_checked(d.file, "", e);
-    if (e.name == ROW_COLUMNS[0].name) d.positions = n;
+    // The entry, not its name: names are literals, which a sanitizer build does not merge.
+    if (&e == &ROW_COLUMNS[0]) d.positions = n;
     if (n != d.positions)
       throw Error(path + ": dataset '" + e.name + "' has " + std::to_string(n) + " rows, 'positions' has " +
                   std::to_string(d.positions));
@@ -271,7 +272,7 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
   const std::string prefix = std::string(GAMES_GROUP) + "/";
   for (const auto& e : GAME_COLUMNS) {
     const hsize_t n = d.open_checked(group, prefix, e);
-    if (e.name == GAME_COLUMNS[0].name) d.games = n;
+    if (&e == &GAME_COLUMNS[0]) d.games = n;
     if (n != d.games) throw Error(path + ": dataset '" + prefix + e.name + "' has a different number of games");
   }
   if (uint64_t(h5::read_int_attribute(d.file, "num_positions", path)) != d.positions)
