@@ -1,5 +1,6 @@
 // Internal to lib/data: owned HDF5 handles and checked calls. Only the dataset reader, writer
-// and merge include this header; nothing else in legalnet sees an HDF5 type.
+// and merge include this header (and the dataset layout fuzzer, which writes HDF5 files of its
+// own); nothing else in legalnet sees an HDF5 type.
 #pragma once
 
 #include <hdf5.h>

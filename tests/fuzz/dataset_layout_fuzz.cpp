@@ -7,8 +7,6 @@
 // train, evaluate and merge use. Errors are legalnet::Error; anything else is a finding.
 // (dataset_fuzz feeds raw bytes instead, which mostly exercises HDF5's parser.)
 #include <fuzzer/FuzzedDataProvider.h>
-#include <hdf5.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -17,25 +15,15 @@
 #include <vector>
 
 #include "data/dataset_format.h"
+#include "data/h5.h"
 #include "dataset_reads.h"
+#include "fuzz_input.h"
 #include "util/error.h"
 
 namespace {
 
 using namespace legalnet;
-
-// An HDF5 id closed with its own close function when it goes out of scope.
-struct Id {
-  hid_t id = H5I_INVALID_HID;
-  herr_t (*close)(hid_t) = nullptr;
-  Id(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
-  Id(const Id&) = delete;
-  Id& operator=(const Id&) = delete;
-  ~Id() {
-    if (id >= 0 && close) close(id);
-  }
-  operator hid_t() const { return id; }
-};
+using data::h5::Handle;
 
 // True with probability p, and false once the input is used up: every choice defaults to what
 // the writer does, so short inputs make valid datasets and mutations depart from them.
@@ -45,20 +33,8 @@ bool rarely(FuzzedDataProvider& in, float p) { return in.ConsumeProbability<floa
 hid_t pick_type(FuzzedDataProvider& in, hid_t expected) {
   static const hid_t* types[] = {&H5T_NATIVE_INT8_g,  &H5T_NATIVE_UINT8_g, &H5T_NATIVE_INT16_g, &H5T_NATIVE_INT32_g,
                                  &H5T_NATIVE_INT64_g, &H5T_NATIVE_UINT64_g, &H5T_NATIVE_FLOAT_g, &H5T_NATIVE_DOUBLE_g};
-  H5open();
   if (!rarely(in, 0.2f)) return expected;
   return *types[in.ConsumeIntegralInRange<size_t>(0, std::size(types) - 1)];
-}
-
-hid_t native_type(data::Element e) {
-  switch (e) {
-    case data::Element::INT8: return H5T_NATIVE_INT8;
-    case data::Element::UINT8: return H5T_NATIVE_UINT8;
-    case data::Element::INT16: return H5T_NATIVE_INT16;
-    case data::Element::INT32: return H5T_NATIVE_INT32;
-    case data::Element::INT64: return H5T_NATIVE_INT64;
-  }
-  return H5T_NATIVE_INT64;
 }
 
 // A dimension: mostly the expected one, sometimes another small one, rarely a huge claim.
@@ -76,14 +52,14 @@ void write_attribute(FuzzedDataProvider& in, hid_t file, const char* name, bool 
   if (rarely(in, 0.05f)) return;  // absent
   const bool array = rarely(in, 0.1f);
   const hsize_t n = array ? in.ConsumeIntegralInRange<hsize_t>(0, 64) : 1;
-  Id space(array ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_SCALAR), H5Sclose);
+  Handle space(array ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_SCALAR));
   if (is_string != rarely(in, 0.1f)) {
     const bool variable = !rarely(in, 0.5f);
     const std::string s = rarely(in, 0.2f) ? in.ConsumeRandomLengthString(80) : text;
-    Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+    Handle type(H5Tcopy(H5T_C_S1));
     H5Tset_size(type, variable ? H5T_VARIABLE : std::max<size_t>(1, s.size()));
     if (!rarely(in, 0.2f)) H5Tset_cset(type, H5T_CSET_UTF8);  // as the writer and h5py store text
-    Id attr(H5Acreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    Handle attr(H5Acreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
     if (attr < 0) return;
     if (variable) {
       std::vector<const char*> values(n, s.c_str());
@@ -95,7 +71,7 @@ void write_attribute(FuzzedDataProvider& in, hid_t file, const char* name, bool 
     }
   } else {
     const hid_t type = pick_type(in, H5T_NATIVE_INT64);
-    Id attr(H5Acreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    Handle attr(H5Acreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT));
     if (attr < 0) return;
     std::vector<int64_t> values(n, rarely(in, 0.2f) ? in.ConsumeIntegral<int64_t>() : value);
     H5Awrite(attr, H5T_NATIVE_INT64, values.data());
@@ -108,7 +84,7 @@ void write_column(FuzzedDataProvider& in, hid_t parent, const data::ColumnSpec& 
                   const std::string& self_path) {
   if (rarely(in, 0.03f)) return;  // absent
   if (rarely(in, 0.02f)) {  // a group where a dataset belongs
-    Id group(H5Gcreate2(parent, spec.name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    Handle group(H5Gcreate2(parent, spec.name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     return;
   }
   std::vector<hsize_t> dims{pick_dim(in, rows)};
@@ -117,9 +93,9 @@ void write_column(FuzzedDataProvider& in, hid_t parent, const data::ColumnSpec& 
   if (rarely(in, 0.03f)) dims.pop_back();
   const int rank = int(dims.size());
   std::vector<hsize_t> max_dims = dims;
-  const hid_t type = pick_type(in, native_type(spec.element));
+  const hid_t type = pick_type(in, data::h5::native_type(spec.element));
 
-  Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
   const int layout = in.ConsumeIntegralInRange(0, 12);
   hsize_t elements = 1;
   for (hsize_t d : dims) elements *= d;
@@ -141,13 +117,13 @@ void write_column(FuzzedDataProvider& in, hid_t parent, const data::ColumnSpec& 
     const char* external = in.ConsumeBool() ? "/etc/hostname" : self_path.c_str();
     H5Pset_external(dcpl, external, 0, H5F_UNLIMITED);
   } else {  // a virtual dataset over a dataset of another file, or of this one
-    Id vspace(H5Screate_simple(rank, dims.data(), nullptr), H5Sclose);
-    Id sspace(H5Screate_simple(rank, dims.data(), nullptr), H5Sclose);
+    Handle vspace(H5Screate_simple(rank, dims.data(), nullptr));
+    Handle sspace(H5Screate_simple(rank, dims.data(), nullptr));
     const std::string source = in.ConsumeBool() ? "." : "/tmp/legalnet-no-such-shard.h5";
     H5Pset_virtual(dcpl, vspace, source.c_str(), in.ConsumeBool() ? spec.name : "positions", sspace);
   }
-  Id space(H5Screate_simple(rank, dims.data(), max_dims.data()), H5Sclose);
-  Id ds(H5Dcreate2(parent, spec.name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
+  Handle space(H5Screate_simple(rank, dims.data(), max_dims.data()));
+  Handle ds(H5Dcreate2(parent, spec.name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT));
   if (ds < 0 || huge || layout >= 10) return;
   // Values: mostly valid-looking small numbers, from the input.
   std::vector<int8_t> values(elements);
@@ -157,7 +133,7 @@ void write_column(FuzzedDataProvider& in, hid_t parent, const data::ColumnSpec& 
 }
 
 void write_file(FuzzedDataProvider& in, const std::string& path) {
-  Id file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
   if (file < 0) return;
   const hsize_t rows = in.ConsumeIntegralInRange<hsize_t>(0, 40);
   const hsize_t games = in.ConsumeIntegralInRange<hsize_t>(0, 6);
@@ -170,19 +146,22 @@ void write_file(FuzzedDataProvider& in, const std::string& path) {
   write_attribute(in, file, "tool_version", true, 0, "tensorize 0.3.0");
   for (const data::ColumnSpec& spec : data::ROW_COLUMNS) write_column(in, file, spec, rows, path);
   if (rarely(in, 0.03f)) return;
-  Id group(H5Gcreate2(file, data::GAMES_GROUP, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  Handle group(H5Gcreate2(file, data::GAMES_GROUP, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   for (const data::ColumnSpec& spec : data::GAME_COLUMNS) write_column(in, group, spec, games, path);
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // failed combinations are expected: no HDF5 traces
+  // HDF5's error printing off (failed combinations are expected), as the readers have it; and
+  // the library open, so that the H5T_NATIVE_* ids pick_type holds are set.
+  data::h5::configure_library();
+  H5open();
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
-  static const std::string path = "/tmp/legalnet-dataset-layout-fuzz-" + std::to_string(getpid()) + ".h5";
+  static const std::string path = fuzz_input_path("dataset-layout", ".h5");
   FuzzedDataProvider in(bytes, size);
   write_file(in, path);
   try {

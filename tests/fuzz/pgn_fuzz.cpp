@@ -1,20 +1,15 @@
 // libFuzzer target: the PGN reader and replay on arbitrary bytes (plain, or gzip/zstd when the
 // bytes start with their magic) must report errors, never crash.
-#include <unistd.h>
-
-#include <cstdio>
 #include <string>
 
+#include "fuzz_input.h"
 #include "pgn/pgn_reader.h"
 #include "util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace legalnet;
-  static const std::string path = "/tmp/legalnet-pgn-fuzz-" + std::to_string(getpid()) + ".pgn";
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return 0;
-  std::fwrite(data, 1, size, f);
-  std::fclose(f);
+  static const std::string path = fuzz_input_path("pgn", ".pgn");
+  if (!write_fuzz_input(path, data, size)) return 0;
   try {
     PgnReader reader(path);
     PgnGame game;
