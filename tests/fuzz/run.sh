@@ -14,6 +14,10 @@ bin=$dir/bin
 status=0
 export ASAN_OPTIONS=allocator_may_return_null=1:fast_unwind_on_malloc=0:malloc_context_size=30
 export LSAN_OPTIONS=suppressions=$src/lsan-libhdf5.supp
+# The targets' input files (tests/fuzz/fuzz_input.h), one per process, gone with the run.
+TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/legalnet-fuzz.XXXXXX") || exit 1
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 
 for t in fen pgn dataset_layout; do
   case $t in
