@@ -73,7 +73,11 @@ int main(int argc, char** argv) {
   app.add_option("--batch-size", o.batch_size, "Positions per step")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  app.add_option("--lr", o.lr, "Peak learning rate")->check(cli::in_range(1e-12, 100))->capture_default_str();
+  std::string learning_rates = "Peak learning rate; 0 or left out: the architecture's (";
+  for (const run::DefaultLr& row : run::DEFAULT_LRS)
+    learning_rates += fmt::format("{} {:g}, ", nn::model_spec(row.value).name, row.lr);
+  learning_rates.replace(learning_rates.size() - 2, 2, ")");
+  app.add_option("--lr", o.lr, learning_rates)->check(cli::in_range(0, 100));
   cli::add_choice(app, "--optimizer", o.optimizer, run::OPTIMIZERS, "Adam, AdamW, or SGD with Nesterov momentum 0.9");
   app.add_option("--weight-decay", o.weight_decay, "Weight decay")->check(cli::in_range(0, 10))->capture_default_str();
   app.add_option("--warmup", o.warmup, "Share of steps of linear warm-up, then cosine decay")

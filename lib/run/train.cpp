@@ -218,7 +218,7 @@ void validate(const TrainOptions& o) {
   if (o.data.empty()) throw Error("no training data: give --data FILE.h5");
   if (o.out.empty()) throw Error("no run folder: give --out runs/NAME");
   if (o.batch_size < 1) throw Error("--batch-size must be at least 1");
-  if (!(o.lr > 0 && std::isfinite(o.lr))) throw Error("--lr must be positive");
+  if (!(o.lr >= 0 && std::isfinite(o.lr))) throw Error("--lr must be 0 (the architecture's) or positive");
   if (o.check_weight < 1 || o.check_weight > 100) throw Error("--check-weight must be in 1..100");
   if (o.rare_weight < 1 || o.rare_weight > 100) throw Error("--rare-weight must be in 1..100");
   if (o.epochs < 1) throw Error("--epochs must be at least 1");
@@ -481,9 +481,11 @@ class TrainingLoop {
 
 // The wiring: options checked before any I/O, the run folder, the device, the data, the net
 // and its optimizer, then the loop.
-TrainResult run_train(const TrainOptions& o) {
-  validate(o);
-  const ModelConfig model = o.model.resolved();
+TrainResult run_train(const TrainOptions& given) {
+  validate(given);
+  const ModelConfig model = given.model.resolved();
+  TrainOptions o = given;  // with the architecture's defaults, as options.json records them
+  if (o.lr == 0) o.lr = choice_of(DEFAULT_LRS, model.kind).lr;
   torch::Device device = pick_device(o.device);
   if (device.is_cuda() && o.ranks.world_size > 1 && (o.device == "auto" || o.device == "cuda"))
     device = torch::Device(torch::kCUDA, c10::DeviceIndex(o.ranks.local_rank % int(torch::cuda::device_count())));

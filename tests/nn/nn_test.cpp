@@ -842,6 +842,8 @@ TEST(Choices, EveryNameRoundTripsAndAnUnknownOneFails) {
   expect_names_round_trip(run::OPTIMIZERS, optimizer, "unknown optimizer 'nonesuch\\x1b' (expected adam | adamw | sgd)");
   const auto mode = [](std::string_view name) { return find_choice(run::DATA_MODES, name, "data mode").value; };
   expect_names_round_trip(run::DATA_MODES, mode, "unknown data mode 'nonesuch\\x1b' (expected auto | memory | stream)");
+  // Every model kind has its default learning rate, positive.
+  for (const ModelSpec& spec : MODEL_SPECS) EXPECT_GT(choice_of(run::DEFAULT_LRS, spec.value).lr, 0) << spec.name;
   // A value outside the table (a file or a cast that went wrong) is an error, never a default.
   EXPECT_THROW(model_spec(ModelKind(99)), Error);
   EXPECT_THROW(precision_name(Precision(99)), Error);
