@@ -60,7 +60,7 @@ small=(-q --data d.h5 --hidden 16 --max-steps 2 --batch-size 16 --eval-every 2 -
 [[ $(json r0/options.json '["position_ply_limit"]') == 30 ]] || fail "train --position-ply-limit 30"
 [[ $(json r0/options.json '["input_kind"]') == state ]] || fail "options.json has no input_kind"
 [[ $(json r0.json '["steps"]') == 2 ]] || fail "train --report: $(cat r0.json)"
-# --lr left out is the architecture's (nn::ModelSpec::lr), recorded as the value used.
+# --lr left out is the architecture's (run::DEFAULT_LRS), recorded as the value used.
 [[ $(json r0/options.json '["lr"]') == 0.002 ]] || fail "train --arch mlp without --lr: $(json r0/options.json '["lr"]')"
 "$bin/train" "${small[@]}" --out r5 --arch resnet --blocks 1 --channels 4 || fail "train --arch resnet"
 [[ $(json r5/options.json '["lr"]') == 0.01 ]] || fail "train --arch resnet without --lr: $(json r5/options.json '["lr"]')"
