@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   run::EvaluateOptions o;
   app.add_option("--model", o.model, "Model file (runs/NAME/model.safetensors)")->required();
   app.add_option("--data", o.data, "Held-out dataset(s)");
+  app.add_option("--positions", o.positions,
+                 "FEN/EPD list(s), one position a line (gen_moves positions): a report card by situation on each");
   app.add_option("--max-positions", o.max_positions, "Positions evaluated (0: all)")
       ->check(cli::in_range(0, cli::MAX_COUNT))
       ->capture_default_str();

@@ -6,6 +6,7 @@
 #include "chess/perft.h"
 #include "cli_options.h"
 #include "run/gen_moves.h"
+#include "run/gen_positions.h"
 #include "util/console.h"
 #include "util/tool_main.h"
 
@@ -43,6 +44,11 @@ int main(int argc, char** argv) {
   app.add_option("--seed,-s", opt.seed, "Random seed")->capture_default_str();
   app.add_option("--out,-o", opt.out, "Output PGN ('-' for stdout; .gz or .zst compress)")->capture_default_str();
   cli::add_threads_option(app, opt.threads, "Worker threads");
+  app.add_option("--start", opt.start,
+                 "Where games start: random (the standard position, or --start-fen), placement (a random legal "
+                 "placement of material per game: castling and en-passant rights where it allows them), or a "
+                 "FEN/EPD list, one a line (game i from line i mod N; name a file called 'placement' ./placement)")
+      ->capture_default_str();
   app.add_option("--start-fen", opt.start_fen, "Start every game from this FEN instead of the start position");
   app.add_option("--max-plies", opt.max_plies, "Stop a game after this many plies (Result '*'); 0: no limit")
       ->capture_default_str()
@@ -64,9 +70,29 @@ int main(int argc, char** argv) {
   perft_cmd->add_option("--fen", fen, "Position as FEN, or 'startpos'")->capture_default_str();
   perft_cmd->add_option("--depth", depth, "Depth in plies")->required()->check(CLI::Range(1, 20));
 
+  run::GenPositionsOptions positions;
+  auto* positions_cmd = app.add_subcommand(
+      "positions", "Write a set of positions as a FEN list, to measure a model on (evaluate --positions)");
+  positions_cmd
+      ->add_option("--start", positions.start,
+                   "placement (random legal placements), perft (the move generator's perft suite) or a FEN/EPD list")
+      ->capture_default_str();
+  positions_cmd->add_option("--count", positions.count, "Placements to draw (--start placement)")
+      ->check(cli::in_range(0, cli::MAX_COUNT));
+  positions_cmd->add_option("--depth", positions.depth, "Add every position up to this many plies below each start")
+      ->check(CLI::Range(0, 4))
+      ->capture_default_str();
+  positions_cmd->add_option("--seed", positions.seed, "Random seed (--start placement)")->capture_default_str();
+  positions_cmd->add_option("--out,-o", positions.out, "Output FEN list ('-' for stdout; .gz or .zst compress)")
+      ->capture_default_str();
+
   if (const int status = legalnet::cli::parse(app, argc, argv, "gen_moves"); status >= 0) return status;
   return report_errors("gen_moves", [&] {
     if (*perft_cmd) return run_perft(fen, depth);
+    if (*positions_cmd) {
+      run::run_gen_positions(positions);
+      return 0;
+    }
     apply_slurm_array_shard(opt, shard->count() > 0);
     opt.command_line = command_line(argc, argv);
     run::run_gen_moves(opt);

@@ -18,9 +18,10 @@
 #include "eval/games.h"
 #include "eval/picture.h"
 #include "nn/device.h"
-#include "nn/loss.h"
 #include "nn/model_file.h"
 #include "nn/precision.h"
+#include "nn/predict.h"
+#include "run/position_sets.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "util/files.h"
@@ -34,42 +35,6 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// Probabilities (sigmoid of the logits) for a batch of positions, in board order (from*64+to
-// of the board, whatever the frame of the model's inputs). With bce_sum, also adds the batch's
-// summed BCE against the legal moves, computed from the logits by nn::policy_loss: the function
-// train minimises and validates with, so evaluate's bce and train's val_loss are one measure.
-std::vector<float> predict(const LoadedModel& model, const std::vector<const chess::Position*>& positions,
-                           const torch::Device& device, Precision precision, double* bce_sum = nullptr) {
-  torch::NoGradGuard no_grad;
-  const encode::InputKind kind = model.config.inputs;
-  const size_t row_floats = size_t(model.config.input_planes()) * encode::PLANE_SIZE;
-  auto inputs = torch::empty({int64_t(positions.size()), model.config.input_planes(), 8, 8}, torch::kFloat32);
-  std::vector<int8_t> sides(positions.size());
-  for (size_t i = 0; i < positions.size(); ++i) {
-    const encode::BoardState state = encode::BoardState::of(*positions[i]);
-    encode::write_inputs(kind, state, inputs.data_ptr<float>() + i * row_floats);
-    sides[i] = state.side;
-  }
-  const torch::Tensor logits = forward_logits(*model.net, inputs.to(device), precision);
-  if (bce_sum) {
-    auto targets = torch::empty({int64_t(positions.size()), encode::MOVE_INDICES}, torch::kFloat32);
-    std::vector<uint16_t> legal;
-    for (size_t i = 0; i < positions.size(); ++i) {
-      legal.clear();
-      for (chess::Move m : chess::MoveList(*positions[i])) legal.push_back(uint16_t(encode::move_index(m)));
-      encode::write_targets(kind, sides[i], legal.data(), legal.data() + legal.size(),
-                            targets.data_ptr<float>() + i * encode::MOVE_INDICES);
-    }
-    *bce_sum += policy_loss({.logits = logits, .targets = targets.to(device)}, at::Reduction::Sum).item<double>();
-  }
-  const auto probs = torch::sigmoid(logits).to(torch::kCPU).contiguous();
-  std::vector<float> out(probs.numel());
-  for (size_t i = 0; i < positions.size(); ++i)
-    encode::to_board_order(kind, sides[i], probs.data_ptr<float>() + i * encode::MOVE_INDICES,
-                           out.data() + i * encode::MOVE_INDICES);
-  return out;
-}
-
 struct DatasetResult {
   eval::Anatomy anatomy;
   uint64_t rows_in_data = 0;  // all rows of the --data files; anatomy.positions are the first of them
@@ -78,6 +43,7 @@ struct DatasetResult {
   // Positions of the whole dataset with a legal castling or en-passant move.
   eval::Anatomy rare;
   uint64_t scanned = 0;
+  eval::SituationCard situations;  // over the measured rows
 };
 
 // The rare kinds over every row: positions with a castling or en-passant move, in batches.
@@ -131,6 +97,7 @@ DatasetResult evaluate_dataset(const LoadedModel& model, const EvaluateOptions& 
         const chess::MoveList legal(positions[i]);
         const float* p = &probs[i * encode::MOVE_INDICES];
         r.anatomy.add(positions[i], legal, p, o.threshold);
+        r.situations.add(positions[i], legal, p, o.threshold, sampled_pick_uniform(o.seed, done + i));
         if (whole_set && encode::has_rare_move(legal)) r.rare.add(positions[i], legal, p, o.threshold);
         gallery.add_position(positions[i], legal, p, fmt::format("row {} of {}", start + i, path));
       }
@@ -199,6 +166,7 @@ ordered_json dataset_json(const DatasetResult& d) {
                                {"positions_with_castling_or_en_passant", d.rare.positions},
                                {"castling", counts_json(d.rare.by_kind[eval::CASTLING])},
                                {"en_passant", counts_json(d.rare.by_kind[eval::EN_PASSANT])}};
+  j["situations"] = situation_card_json(d.situations);
   return j;
 }
 
@@ -245,7 +213,7 @@ std::string rows_measured(const ordered_json& d) {
 // over: with a net that rarely errs, the share of clean games and the illegal rate in check
 // move while the mean plies is mostly game length.
 void print_headline(const ordered_json& report) {
-  if (!report.contains("games") && !report.contains("dataset")) return;
+  if (!report.contains("games") && !report.contains("dataset") && !report.contains("position_sets")) return;
   fmt::print("\nHeadline (95% intervals):\n");
   auto percent = [](const ordered_json& value, const ordered_json& ci, int digits) {
     return fmt::format("{:.{}f}%  ({:.{}f}-{:.{}f}%)", 100 * value.get<double>(), digits,
@@ -274,6 +242,18 @@ void print_headline(const ordered_json& report) {
     const auto& d = report["dataset"];
     fmt::print("  {:<44} {:<26} {}\n", "exact legal sets", percent(d["exact_set_accuracy"], d["exact_set_95ci"], 2),
                rows_measured(d));
+  }
+  // Off the positions random games reach: each set's positions with a legal move.
+  for (const auto& set : report.value("position_sets", ordered_json::array())) {
+    const auto& r = set["situations"][eval::situation_name(eval::WITH_LEGAL_MOVE)];
+    const std::string where = fmt::format("{} positions of {}", r["positions"].get<uint64_t>(),
+                                          set["path"].get<std::string>());
+    fmt::print("  {:<44} {:<26} {}\n", "exact legal sets", percent(r["exact_set_accuracy"], r["exact_set_95ci"], 2),
+               where);
+    fmt::print("  {:<44} {:<26} {}\n", "  mass on illegal moves", percent(r["mean_illegal_mass"], r["illegal_mass_95ci"], 3),
+               where);
+    fmt::print("  {:<44} {:<26} {}\n", "  sampled picks illegal",
+               percent(r["sampled_illegal_rate"], r["sampled_illegal_95ci"], 3), where);
   }
 }
 
@@ -319,7 +299,11 @@ void print_table(const ordered_json& report) {
     for (const auto& [name, c] : d["illegal_mass_by_position"].items())
       fmt::print("  {:<28} {:>7} positions, mean {:>6.2f}%, {:>5.1f}% of all\n", name, c["positions"].get<uint64_t>(),
                  100 * c["mean_illegal_mass"].get<double>(), 100 * c["share_of_all_illegal_mass"].get<double>());
+    print_situation_card("By situation, on " + rows_measured(d) + ":", d["situations"]);
   }
+  for (const auto& set : report.value("position_sets", ordered_json::array()))
+    print_situation_card("By situation, on the positions of " + set["path"].get<std::string>() + ":",
+                         set["situations"]);
   if (report.contains("games")) {
     const auto& g = report["games"];
     fmt::print("\nIn {} games against {} ({}):\n", g["games"].get<int>(), g["opponent"].get<std::string>(),
@@ -380,12 +364,14 @@ void write_gallery(const std::vector<eval::MistakeGroup>& groups, const std::str
 
 std::string run_evaluate(const EvaluateOptions& o) {
   if (o.model.empty()) throw Error("no model: give --model runs/NAME/model.safetensors");
-  if (o.data.empty() && o.games == 0 && o.fen.empty()) throw Error("nothing to do: give --data, --games or --fen");
+  if (o.data.empty() && o.positions.empty() && o.games == 0 && o.fen.empty())
+    throw Error("nothing to do: give --data, --positions, --games or --fen");
   if (o.opponent != "random" && o.opponent != "self") throw Error("--opponent must be random or self");
   if (!o.picture.empty() && o.fen.empty()) throw Error("--picture needs --fen");
   {
     std::vector<NamedPath> inputs{{"--model", o.model}};
     for (const auto& d : o.data) inputs.push_back({"--data", d});
+    for (const auto& p : o.positions) inputs.push_back({"--positions", p});
     check_outputs_are_not_inputs({{"--report", o.report}, {"--picture", o.picture}}, inputs);
     std::error_code ec;
     if (!o.gallery.empty() && std::filesystem::exists(o.gallery, ec) && !std::filesystem::is_directory(o.gallery, ec))
@@ -425,7 +411,8 @@ std::string run_evaluate(const EvaluateOptions& o) {
                      {"input_kind_description", encode::input_spec(model.config.inputs).description},
                      {"parameters", count_parameters(*model.net)},
                      {"training", ordered_json::parse(model.training_json)}};
-  report["options"] = {{"data", o.data},           {"max_positions", o.max_positions},
+  report["options"] = {{"data", o.data},           {"positions", o.positions},
+                       {"max_positions", o.max_positions},
                        {"threshold", o.threshold}, {"games", o.games},
                        {"opponent", o.opponent},   {"greedy", o.greedy},
                        {"seed", o.seed},           {"max_plies", o.max_plies},
@@ -435,6 +422,16 @@ std::string run_evaluate(const EvaluateOptions& o) {
   Outputs outputs;  // the picture, the gallery and the report, renamed together at the end
   eval::Gallery gallery(9, float(o.threshold));
   if (!o.data.empty()) report["dataset"] = dataset_json(evaluate_dataset(model, o, device, precision, gallery));
+  if (!o.positions.empty()) {
+    ordered_json sets = ordered_json::array();
+    const PositionSetOptions set_options{.threshold = o.threshold, .batch_size = o.batch_size, .seed = o.seed,
+                                         .progress = !o.quiet && stderr_is_terminal()};
+    for (const auto& path : o.positions)
+      sets.push_back({{"path", path},
+                      {"situations", situation_card_json(evaluate_position_set(model, path, device, precision,
+                                                                               set_options))}});
+    report["position_sets"] = sets;
+  }
   if (o.games > 0) {
     eval::GameOptions g;
     g.games = o.games;

@@ -12,6 +12,7 @@ namespace legalnet::run {
 struct EvaluateOptions {
   std::string model;
   std::vector<std::string> data;   // held-out datasets (other seeds than the training data)
+  std::vector<std::string> positions;  // FEN/EPD lists measured by situation (--positions)
   uint64_t max_positions = 20000;  // 0: all
   float threshold = 0.5f;
   int games = 0;

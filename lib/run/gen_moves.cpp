@@ -7,6 +7,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 
+#include "games/game_start.h"
 #include "games/random_game.h"
 #include "pgn/pgn_writer.h"
 #include "util/console.h"
@@ -27,11 +28,12 @@ std::string termination_tag(const GameRecord& g) {
 }
 
 // Plays games [first, last) and returns their PGN text and statistics.
-void play_batch(const GenMovesOptions& options, const chess::Position& start, uint64_t first, uint64_t last,
+void play_batch(const GenMovesOptions& options, const GameStarts& starts, uint64_t first, uint64_t last,
                 std::string& text, GenMovesStats& stats) {
   PgnTags tags;
   for (uint64_t index = first; index < last; ++index) {
     GameRng rng(options.seed, index);
+    const chess::Position start = starts.position(index, rng);
     GameRecord game = play_random_game(start, rng, options.max_plies);
     const std::string result(chess::result_string(game.termination, game.final_side_to_move));
     tags.assign({{"Event", "legalnet random game"},
@@ -44,7 +46,7 @@ void play_batch(const GenMovesOptions& options, const chess::Position& start, ui
                  {"Termination", termination_tag(game)},
                  {"Seed", std::to_string(options.seed)},
                  {"PlyCount", std::to_string(game.moves.size())}});
-    if (!options.start_fen.empty()) {
+    if (starts.set_up()) {
       tags.emplace_back("SetUp", "1");
       tags.emplace_back("FEN", start.fen());
     }
@@ -61,6 +63,7 @@ std::unique_ptr<OutputFile> write_report(const GenMovesOptions& options, const G
                                          const GameRange& range) {
   nlohmann::ordered_json j = provenance_json("gen_moves", options.command_line);
   j["seed"] = options.seed;
+  j["start"] = options.start;
   j["games_in_run"] = options.games;
   j["shard"] = options.shard;
   j["num_shards"] = options.num_shards;
@@ -142,7 +145,9 @@ GenMovesStats run_gen_moves(const GenMovesOptions& options) {
   if (options.threads < 0) throw Error("--threads must be 0 (all cores) or positive");
   const int threads = worker_threads(options.threads);
   if (options.max_plies < 0) throw Error("--max-plies must not be negative");
-  check_outputs_are_not_inputs({{"--out", options.out}, {"--report", options.report}}, {});
+  std::vector<NamedPath> inputs;
+  if (options.start != "random" && options.start != "placement") inputs.push_back({"--start", options.start});
+  check_outputs_are_not_inputs({{"--out", options.out}, {"--report", options.report}}, inputs);
   // Both outputs writable, and what the JSON will hold is text: found now, not after the games.
   check_output_writable({"--out", options.out});
   check_output_writable({"--report", options.report});
@@ -150,8 +155,7 @@ GenMovesStats run_gen_moves(const GenMovesOptions& options) {
     check_json_text("--out", options.out, {"--report", options.report});
     check_json_text("the command line", options.command_line, {"--report", options.report});
   }
-  const chess::Position start =
-      options.start_fen.empty() ? chess::Position() : chess::Position(std::string_view(options.start_fen));
+  const GameStarts starts(options.start, options.start_fen);
 
   const GameRange range = shard_range(options.games, options.shard, options.num_shards);
   const uint64_t count = range.last - range.first;
@@ -177,9 +181,9 @@ GenMovesStats run_gen_moves(const GenMovesOptions& options) {
   };
   for (uint64_t first = range.first; first < range.last; first += GAMES_PER_BATCH) {
     const uint64_t last = std::min(first + GAMES_PER_BATCH, range.last);
-    in_flight.push_back(pool.submit([&options, &start, first, last] {
+    in_flight.push_back(pool.submit([&options, &starts, first, last] {
       PlayedBatch batch;
-      play_batch(options, start, first, last, batch.text, batch.stats);
+      play_batch(options, starts, first, last, batch.text, batch.stats);
       return batch;
     }));
     while (in_flight.size() > window) write_front();

@@ -14,7 +14,8 @@ struct GenMovesOptions {
   uint64_t seed = 0;
   std::string out = "-";  // "-" is stdout; .gz / .zst compress
   int threads = 1;        // 0: all cores
-  std::string start_fen;  // empty: the standard start position
+  std::string start = "random";  // random | placement | a FEN/EPD list (games/game_start.h)
+  std::string start_fen;  // with start "random": this position instead of the standard one
   int max_plies = 0;      // 0: play every game to its end
   int shard = 0;          // this process makes shard `shard` of `num_shards`
   int num_shards = 1;

@@ -74,12 +74,19 @@ def runs(name):
     if _POOL is None:
         _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
         perft = ("perft", "--fen")
-        for key, arg_lists in [("fen_round_trips", [ROUND_TRIP_ARGS + (f,) for f in round_trip_fens()]),
+        for key, arg_lists in [("placements", [PLACEMENT_ARGS]),
+                               ("placement_games", [PLACEMENT_GAMES_ARGS]),
+                               ("fen_round_trips", [ROUND_TRIP_ARGS + (f,) for f in round_trip_fens()]),
                                ("game_ends", [GAMES_ARGS]),
                                ("legal_moves", [perft + (b.fen(), "--depth", "2") for b in legal_boards()]),
                                ("perft3", [perft + (b.fen(), "--depth", "3") for b in perft3_boards()])]:
             _RUNS[key] = [_POOL.submit(gen_moves, *args) for args in arg_lists]
     return _RUNS[name]
+
+
+# Random legal placements (gen_moves --start placement, and `gen_moves positions`).
+PLACEMENT_ARGS = ("positions", "--start", "placement", "--count", "3000", "--seed", "11", "--out", "-")
+PLACEMENT_GAMES_ARGS = ("--start", "placement", "--games", "60", "--seed", "5", "--out", "-")
 
 
 def tearDownModule():
@@ -390,6 +397,61 @@ class PythonChessDiff(unittest.TestCase):
         ours, _ = parse_divide(gen_moves("perft", "--depth", "1", "--fen", fen))
         theirs = {m.uci() for m in chess.Board(fen).legal_moves}
         self.assertIsNone(move_set_diff(fen, set(ours), theirs))
+
+    def test_random_placements(self):
+        """Every placement is a valid position for python-chess, written as python-chess writes it,
+        the sample covers every situation of evaluate's report card, and the positions one ply
+        below all 3,000 (gen_moves positions --depth 1 over the list) are python-chess's."""
+        fens = runs("placements")[0].result().splitlines()
+        self.assertEqual(len(fens), len(set(fens)))  # a set: duplicates are written once
+        self.assertGreater(len(fens), 2900)
+        coverage = dict(check=0, double_check=0, en_passant=0, castling=0, castling_right_unusable=0, promotion=0,
+                        many_queens=0, no_legal_move=0, pins=0)
+        children, bad = set(), []
+        for fen in fens:
+            board = chess.Board(fen)
+            if board.status() != chess.STATUS_VALID or board.fen() != fen:
+                bad.append(f"  FEN {fen}: status {board.status()!r}, python-chess writes {board.fen()}")
+                continue
+            moves = list(board.legal_moves)
+            coverage["check"] += board.is_check()
+            coverage["double_check"] += len(board.checkers()) == 2
+            coverage["en_passant"] += any(board.is_en_passant(m) for m in moves)
+            coverage["castling"] += any(board.is_castling(m) for m in moves)
+            coverage["castling_right_unusable"] += bool(board.castling_rights & board.occupied_co[board.turn]) and not any(
+                board.is_castling(m) for m in moves)
+            coverage["promotion"] += any(m.promotion for m in moves)
+            coverage["many_queens"] += len(board.pieces(chess.QUEEN, chess.WHITE) | board.pieces(chess.QUEEN, chess.BLACK)) >= 3
+            coverage["no_legal_move"] += not moves
+            coverage["pins"] += has_pin(board)
+            children.add(fen)
+            for m in moves:
+                board.push(m)
+                children.add(board.fen())
+                board.pop()
+        self.assert_none(bad, report("placements", bad, len(fens)))
+        for situation, minimum in dict(check=900, double_check=150, en_passant=90, castling=130,
+                                       castling_right_unusable=450, promotion=400, many_queens=200,
+                                       no_legal_move=40, pins=130).items():
+            self.assertGreaterEqual(coverage[situation], minimum, f"too few {situation}: {coverage}")
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".fen") as f:
+            f.write("\n".join(fens) + "\n")
+            f.flush()
+            ours = set(gen_moves("positions", "--start", f.name, "--depth", "1", "--out", "-").splitlines())
+        only_ours, only_theirs = sorted(ours - children), sorted(children - ours)
+        self.assert_none(only_ours or only_theirs, f"one ply below the placements: {len(only_ours)} positions only "
+                         f"gen_moves reaches ({only_ours[:SHOWN]}), {len(only_theirs)} only python-chess reaches "
+                         f"({only_theirs[:SHOWN]})")
+
+    def test_games_from_placements(self):
+        """gen_moves --start placement: each game starts from its FEN tag and plays by the rules."""
+        games = parse_pgn(runs("placement_games")[0].result())
+        self.assertEqual(len(games), 60)
+        self.assertEqual({tags.get("SetUp") for tags, _, _ in games}, {"1"})
+        self.assertEqual(len({tags["FEN"] for tags, _, _ in games}), 60)
+        diffs = [p for tags, sans, result in games if (p := game_mismatch(tags, sans, result, max_plies=0))]
+        self.assert_none(diffs, report("games from placements", ["  " + d for d in diffs], len(games)))
 
     def test_game_ends_of_300_random_games(self):
         """gen_moves's help says 'Games end by python-chess's is_game_over() rules'."""

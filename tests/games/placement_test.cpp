@@ -1,0 +1,126 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "chess/movegen.h"
+#include "eval/situations.h"
+#include "games/game_start.h"
+#include "games/placement.h"
+#include "util/error.h"
+
+namespace legalnet {
+namespace {
+
+using namespace chess;
+
+TEST(RandomPlacement, SameStreamSamePosition) {
+  for (uint64_t i = 0; i < 50; ++i) {
+    GameRng a(7, i), b(7, i);
+    EXPECT_EQ(random_placement(a).fen(), random_placement(b).fen());
+  }
+}
+
+// The drawn positions are legal (the FEN reads back as itself), varied, and reach the situations
+// random games from the start rarely do, in the proportions placement.h promises.
+TEST(RandomPlacement, LegalVariedAndCoveringTheRules) {
+  constexpr int N = 4000;
+  std::set<std::string> fens;
+  int check = 0, double_check = 0, ep = 0, castling_right = 0, castling = 0, refused = 0, queens3 = 0, none = 0;
+  for (int i = 0; i < N; ++i) {
+    GameRng rng(1, uint64_t(i));
+    const Position pos = random_placement(rng);
+    const std::string fen = pos.fen();
+    ASSERT_EQ(Position(fen).fen(), fen);
+    fens.insert(fen);
+    ASSERT_LE(popcount(pos.checkers()), 2) << fen;
+    for (Color c : {WHITE, BLACK}) {
+      ASSERT_LE(popcount(pos.pieces(c)), 16) << fen;
+      ASSERT_LE(popcount(pos.pieces(c, PAWN)), 8) << fen;
+    }
+    const MoveList legal(pos);
+    const uint32_t s = eval::situations_of(pos, legal);
+    check += pos.in_check();
+    double_check += bool(s & (1u << eval::SIT_DOUBLE_CHECK));
+    ep += pos.ep_square() != SQ_NONE;
+    castling_right += pos.castling_rights() != 0;
+    castling += bool(s & (1u << eval::SIT_CASTLING));
+    refused += bool(s & (1u << eval::SIT_CASTLING_REFUSED));
+    queens3 += bool(s & (1u << eval::SIT_MANY_QUEENS));
+    none += bool(s & (1u << eval::SIT_NO_LEGAL_MOVE));
+  }
+  EXPECT_GT(fens.size(), size_t(N * 99 / 100));
+  EXPECT_GT(check, N / 10);
+  EXPECT_GT(double_check, 5);
+  EXPECT_GT(ep, N / 100);
+  EXPECT_GT(castling_right, N / 5);
+  EXPECT_GT(castling, N / 20);
+  EXPECT_GT(refused, 10);
+  EXPECT_GT(queens3, 20);
+  EXPECT_GT(none, 5);
+}
+
+TEST(Situations, OfKnownPositions) {
+  auto of = [](const char* fen) {
+    const Position pos(fen);
+    return eval::situations_of(pos, MoveList(pos));
+  };
+  auto has = [](uint32_t s, eval::Situation x) { return bool(s & (1u << x)); };
+  // White may castle king side; queen side is refused: d1 is attacked by the rook on d8.
+  const uint32_t refused = of("3rk3/8/8/8/8/8/8/R3K2R w KQ - 0 1");
+  EXPECT_TRUE(has(refused, eval::SIT_CASTLING));
+  EXPECT_TRUE(has(refused, eval::SIT_CASTLING_REFUSED));
+  // Blocked by a piece is not "refused by an attacked square".
+  EXPECT_FALSE(has(of("4k3/8/8/8/8/8/8/RN2K3 w Q - 0 1"), eval::SIT_CASTLING_REFUSED));
+  // Double check from a knight and a rook.
+  const uint32_t dbl = of("4k3/8/3N4/8/8/8/8/4R1K1 b - - 0 1");
+  EXPECT_TRUE(has(dbl, eval::SIT_IN_CHECK));
+  EXPECT_TRUE(has(dbl, eval::SIT_DOUBLE_CHECK));
+  // Stalemate: no legal move, and not "with a legal move".
+  const uint32_t stale = of("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1");
+  EXPECT_TRUE(has(stale, eval::SIT_NO_LEGAL_MOVE));
+  EXPECT_FALSE(has(stale, eval::WITH_LEGAL_MOVE));
+  // En passant and a pinned piece.
+  EXPECT_TRUE(has(of("4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 2"), eval::SIT_EN_PASSANT));
+  EXPECT_TRUE(has(of("4k3/4r3/8/8/8/8/4N3/4K3 w - - 0 1"), eval::SIT_PINNED_PIECE));
+  EXPECT_TRUE(has(of("4k3/1P6/8/8/8/8/8/4K3 w - - 0 1"), eval::SIT_PROMOTION));
+  EXPECT_TRUE(has(of("QQQ1k3/8/8/8/8/8/8/4K3 b - - 0 1"), eval::SIT_MANY_QUEENS));
+}
+
+// The card: an all-correct output is exact everywhere with no illegal mass or pick; outputs on
+// illegal moves are counted in the situations of their position.
+TEST(Situations, CardCountsExactSetsMassAndPicks) {
+  const Position pos("4k3/8/8/8/8/8/8/R3K2R w KQ - 0 1");
+  const MoveList legal(pos);
+  std::vector<float> probs(4096, 0.0f);
+  for (Move m : legal) probs[size_t(m.from() * 64 + m.to())] = 0.9f;
+  eval::SituationCard card;
+  card.add(pos, legal, probs.data(), 0.5f, 0.3);
+  const auto& all = card.rows[eval::WITH_LEGAL_MOVE];
+  EXPECT_EQ(all.positions, 1u);
+  EXPECT_EQ(all.exact_sets, 1u);
+  EXPECT_DOUBLE_EQ(all.mean_illegal_mass(), 0.0);
+  EXPECT_EQ(all.sampled_illegal.count, 0u);
+  EXPECT_EQ(card.rows[eval::SIT_CASTLING].positions, 1u);
+  EXPECT_EQ(card.rows[eval::SIT_IN_CHECK].positions, 0u);
+  probs[0] = 1.0f;  // a1a1: never a move; all the mass of the draw at 0.0 goes to it
+  card.add(pos, legal, probs.data(), 0.5f, 0.0);
+  EXPECT_EQ(all.positions, 2u);
+  EXPECT_EQ(all.exact_sets, 1u);
+  EXPECT_GT(all.mean_illegal_mass(), 0.0);
+  EXPECT_EQ(all.sampled_illegal.count, 1u);
+  EXPECT_EQ(all.sampled_illegal.total, 2u);
+}
+
+TEST(GameStarts, RandomPlacementAndList) {
+  GameRng rng(3, 0);
+  EXPECT_EQ(GameStarts("random", "").position(0, rng).fen(), std::string(START_FEN));
+  EXPECT_FALSE(GameStarts("random", "").set_up());
+  EXPECT_TRUE(GameStarts("placement", "").set_up());
+  GameRng a(3, 9), b(3, 9);
+  EXPECT_EQ(GameStarts("placement", "").position(9, a).fen(), random_placement(b).fen());
+  EXPECT_THROW(GameStarts("placement", "8/8/8/8/8/8/8/K1k5 w - - 0 1"), Error);
+  EXPECT_THROW(GameStarts("/nonexistent.fen", ""), Error);
+}
+
+}  // namespace
+}  // namespace legalnet
