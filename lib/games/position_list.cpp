@@ -38,12 +38,8 @@ std::vector<std::string> read_position_list(const std::string& path) {
   std::vector<std::string> positions;
   std::string line, buffer(1 << 16, '\0');
   uint64_t line_number = 0;
-  bool overlong = false;
   auto take_line = [&] {
     ++line_number;
-    if (overlong)
-      throw Error(fmt::format("{}:{}: line longer than {} bytes: not a FEN", printable(path), line_number,
-                              MAX_POSITION_LINE));
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const size_t first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line[first] == '#') return;
@@ -61,15 +57,15 @@ std::vector<std::string> read_position_list(const std::string& path) {
       if (buffer[i] == '\n') {
         take_line();
         line.clear();
-        overlong = false;
       } else if (line.size() < MAX_POSITION_LINE) {
         line += buffer[i];
-      } else {
-        overlong = true;
+      } else {  // refused at once: a stream without line ends (/dev/zero) must not be read for ever
+        throw Error(fmt::format("{}:{}: line longer than {} bytes: not a FEN", printable(path), line_number + 1,
+                                MAX_POSITION_LINE));
       }
     }
   }
-  if (!line.empty() || overlong) take_line();
+  if (!line.empty()) take_line();
   if (positions.empty()) throw Error(printable(path) + ": no positions (one FEN or EPD record a line)");
   return positions;
 }
