@@ -18,9 +18,9 @@
 #include "eval/games.h"
 #include "eval/picture.h"
 #include "nn/device.h"
-#include "nn/loss.h"
 #include "nn/model_file.h"
 #include "nn/precision.h"
+#include "nn/predict.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "util/files.h"
@@ -33,42 +33,6 @@ using namespace nn;  // the networks this tool runs
 namespace {
 
 using nlohmann::ordered_json;
-
-// Probabilities (sigmoid of the logits) for a batch of positions, in board order (from*64+to
-// of the board, whatever the frame of the model's inputs). With bce_sum, also adds the batch's
-// summed BCE against the legal moves, computed from the logits by nn::policy_loss: the function
-// train minimises and validates with, so evaluate's bce and train's val_loss are one measure.
-std::vector<float> predict(const LoadedModel& model, const std::vector<const chess::Position*>& positions,
-                           const torch::Device& device, Precision precision, double* bce_sum = nullptr) {
-  torch::NoGradGuard no_grad;
-  const encode::InputKind kind = model.config.inputs;
-  const size_t row_floats = size_t(model.config.input_planes()) * encode::PLANE_SIZE;
-  auto inputs = torch::empty({int64_t(positions.size()), model.config.input_planes(), 8, 8}, torch::kFloat32);
-  std::vector<int8_t> sides(positions.size());
-  for (size_t i = 0; i < positions.size(); ++i) {
-    const encode::BoardState state = encode::BoardState::of(*positions[i]);
-    encode::write_inputs(kind, state, inputs.data_ptr<float>() + i * row_floats);
-    sides[i] = state.side;
-  }
-  const torch::Tensor logits = forward_logits(*model.net, inputs.to(device), precision);
-  if (bce_sum) {
-    auto targets = torch::empty({int64_t(positions.size()), encode::MOVE_INDICES}, torch::kFloat32);
-    std::vector<uint16_t> legal;
-    for (size_t i = 0; i < positions.size(); ++i) {
-      legal.clear();
-      for (chess::Move m : chess::MoveList(*positions[i])) legal.push_back(uint16_t(encode::move_index(m)));
-      encode::write_targets(kind, sides[i], legal.data(), legal.data() + legal.size(),
-                            targets.data_ptr<float>() + i * encode::MOVE_INDICES);
-    }
-    *bce_sum += policy_loss({.logits = logits, .targets = targets.to(device)}, at::Reduction::Sum).item<double>();
-  }
-  const auto probs = torch::sigmoid(logits).to(torch::kCPU).contiguous();
-  std::vector<float> out(probs.numel());
-  for (size_t i = 0; i < positions.size(); ++i)
-    encode::to_board_order(kind, sides[i], probs.data_ptr<float>() + i * encode::MOVE_INDICES,
-                           out.data() + i * encode::MOVE_INDICES);
-  return out;
-}
 
 struct DatasetResult {
   eval::Anatomy anatomy;
