@@ -25,7 +25,8 @@ int run_uci(const EvaluateOptions& o) {
   if (!others.empty())
     throw Error(fmt::format("--uci answers on stdin and stdout; it takes no {}", fmt::join(others, ", ")));
   if (o.seed > eval::UCI_MAX_SEED)
-    throw Error(fmt::format("--seed {} is above {}, the largest UCI's Seed option holds", o.seed, eval::UCI_MAX_SEED));
+    throw Error(fmt::format("--seed {} is above {}, the largest value of the UCI option Seed", o.seed,
+                            eval::UCI_MAX_SEED));
   const torch::Device device = nn::pick_device(o.device);
   const nn::Precision precision = nn::resolve_precision(o.compute_precision, device);
   // One thread by default: a single position is too small a forward pass to share, and match
