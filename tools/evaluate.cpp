@@ -4,6 +4,7 @@
 
 #include "cli_options.h"
 #include "run/evaluate.h"
+#include "run/uci.h"
 #include "util/process.h"
 #include "util/tool_main.h"
 
@@ -50,9 +51,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 16))
       ->capture_default_str();
   app.add_flag("--quiet,-q", o.quiet, "No progress line");
+  app.add_flag("--uci", o.uci,
+               "Be a UCI engine on stdin and stdout (for GUIs, cutechess, fastchess, python-chess; docs/uci.md); "
+               "--seed is the Seed option's default, --threads 0 means 1");
   if (const int status = cli::parse(app, argc, argv, "evaluate"); status >= 0) return status;
   o.command_line = command_line(argc, argv);
   return report_errors("evaluate", [&] {
+    if (o.uci) return run::run_uci(o);
     run::run_evaluate(o);
     return 0;
   });

@@ -25,14 +25,20 @@ int pick_index(const float* probs, bool greedy, double uniform) {
   return encode::MOVE_INDICES - 1;
 }
 
-namespace {
-
-// The legal move an index stands for (a queen for a promotion), or none.
 Move legal_move_for(const MoveList& legal, int index) {
   for (Move m : legal)
     if (encode::move_index(m) == index && (m.kind() != chess::MoveKind::PROMOTION || m.promotion() == QUEEN)) return m;
   return Move::none();
 }
+
+Move pick_legal_move(const MoveList& legal, const float* probs, bool greedy, double uniform) {
+  std::vector<float> legal_probs(encode::MOVE_INDICES, 0.0f);
+  for (Move m : legal) legal_probs[size_t(encode::move_index(m))] = probs[encode::move_index(m)] + 1e-12f;
+  const Move m = legal_move_for(legal, pick_index(legal_probs.data(), greedy, uniform));
+  return m.is_none() ? legal[0] : m;  // outputs that are not numbers (NaN) pick no index of their own
+}
+
+namespace {
 
 struct LiveGame {
   Position pos;
@@ -153,10 +159,7 @@ GamesSummary play_games(const Predictor& predict, const GameOptions& o) {
             g.over = true;
             continue;
           }
-          // Sample again among the legal moves only, in proportion to the model's probabilities.
-          std::vector<float> legal_probs(encode::MOVE_INDICES, 0.0f);
-          for (Move lm : legal) legal_probs[size_t(encode::move_index(lm))] = p[encode::move_index(lm)] + 1e-12f;
-          m = legal_move_for(legal, pick_index(legal_probs.data(), o.greedy, g.rng.uniform()));
+          m = pick_legal_move(legal, p, o.greedy, g.rng.uniform());
         }
         g.pos.do_move(m);
         ++g.stats.plies;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "chess/movegen.h"
 #include "chess/position.h"
 #include "util/stats.h"
 
@@ -65,5 +66,13 @@ GamesSummary play_games(const Predictor& predict, const GameOptions& options);
 // The move a probability vector picks: sampled in proportion (the predecessor's multinomial
 // over sigmoid outputs) or the maximum. Returns an index 0..4095.
 int pick_index(const float* probs, bool greedy, double uniform);
+
+// The legal move an index stands for (a queen for a promotion: the from-to index has no
+// piece), or Move::none() when the index is not a legal move.
+chess::Move legal_move_for(const chess::MoveList& legal, int index);
+
+// The move after an illegal pick: drawn again among the legal moves only, in proportion to
+// probs[4096] (board order), or the most probable legal move when greedy. `legal` is not empty.
+chess::Move pick_legal_move(const chess::MoveList& legal, const float* probs, bool greedy, double uniform);
 
 }  // namespace legalnet::eval

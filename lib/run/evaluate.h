@@ -31,6 +31,7 @@ struct EvaluateOptions {
   int threads = 0;
   int batch_size = 1024;
   bool quiet = false;
+  bool uci = false;  // a UCI engine on stdin and stdout instead (run/uci.h)
   std::string command_line;
 };
 

@@ -607,6 +607,10 @@ expect 2 "^train: --config 'section.ini': unknown key '\[section\]' \(no such op
 expect 1 "^evaluate: --data: empty.h5 holds no positions to measure$" "$bin/evaluate" --model model.safetensors --data empty.h5
 expect 1 "^gen_moves: FEN field 3: castling letter 'H' is Chess960's" \
   "$bin/gen_moves" perft --fen "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1" --depth 1
+expect 1 "^evaluate: --uci answers on stdin and stdout; it takes no --games, --fen$" \
+  "$bin/evaluate" --uci --model model.safetensors --games 3 --fen startpos
+expect 1 "^evaluate: --seed 4294967296 is above 2147483647, the largest value of the UCI option Seed$" \
+  "$bin/evaluate" --uci --model model.safetensors --seed 4294967296
 
 echo "$cases cases, $failures failures"
 ((failures == 0))

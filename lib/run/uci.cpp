@@ -1,0 +1,56 @@
+#include "run/uci.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+
+#include "eval/uci.h"
+#include "nn/device.h"
+#include "nn/model_file.h"
+#include "nn/predict.h"
+#include "util/error.h"
+#include "util/provenance.h"
+#include "util/text.h"
+
+namespace legalnet::run {
+
+int run_uci(const EvaluateOptions& o) {
+  if (o.model.empty()) throw Error("no model: give --model runs/NAME/model.safetensors");
+  std::vector<std::string> others;  // the options of evaluate's other work
+  for (const auto& [name, given] : {std::pair{"--data", !o.data.empty()}, {"--games", o.games > 0},
+                                    {"--fen", !o.fen.empty()}, {"--report", !o.report.empty()},
+                                    {"--picture", !o.picture.empty()}, {"--gallery", !o.gallery.empty()}})
+    if (given) others.push_back(name);
+  if (!others.empty())
+    throw Error(fmt::format("--uci answers on stdin and stdout; it takes no {}", fmt::join(others, ", ")));
+  if (o.seed > eval::UCI_MAX_SEED)
+    throw Error(fmt::format("--seed {} is above {}, the largest value of the UCI option Seed", o.seed,
+                            eval::UCI_MAX_SEED));
+  const torch::Device device = nn::pick_device(o.device);
+  const nn::Precision precision = nn::resolve_precision(o.compute_precision, device);
+  // One thread by default: a single position is too small a forward pass to share, and match
+  // runners play several engines at once.
+  const int threads = o.threads > 0 ? o.threads : 1;
+  nn::configure_threads(threads);
+  nn::configure_for_speed(device, precision);
+  nn::LoadedModel model = nn::load_model(o.model, device);
+  model.net->eval();
+  nn::choose_memory_format(*model.net);
+
+  eval::UciEngine engine;
+  engine.name = "legalnet " + tool_version();
+  engine.model = fmt::format("model {}: {}, {} parameters, inputs {}, on {} in {}", printable(o.model, 200),
+                             model.config.describe(), nn::count_parameters(*model.net), model.config.inputs_name(),
+                             device.str(), nn::precision_name(precision));
+  engine.predict = [&](const std::vector<const chess::Position*>& positions, std::vector<float>& probs) {
+    probs = nn::predict(model, positions, device, precision);
+  };
+  engine.set_threads = nn::configure_threads;
+  engine.threads = threads;
+  engine.seed = o.seed;
+  eval::run_uci(std::cin, std::cout, engine);
+  return 0;
+}
+
+}  // namespace legalnet::run
