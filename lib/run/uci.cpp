@@ -18,7 +18,8 @@ namespace legalnet::run {
 int run_uci(const EvaluateOptions& o) {
   if (o.model.empty()) throw Error("no model: give --model runs/NAME/model.safetensors");
   std::vector<std::string> others;  // the options of evaluate's other work
-  for (const auto& [name, given] : {std::pair{"--data", !o.data.empty()}, {"--games", o.games > 0},
+  for (const auto& [name, given] : {std::pair{"--data", !o.data.empty()}, {"--positions", !o.positions.empty()},
+                                    {"--games", o.games > 0},
                                     {"--fen", !o.fen.empty()}, {"--report", !o.report.empty()},
                                     {"--picture", !o.picture.empty()}, {"--gallery", !o.gallery.empty()}})
     if (given) others.push_back(name);
