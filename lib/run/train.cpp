@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -163,8 +164,9 @@ Evaluation all_ranks_sum(Collectives& ranks, const Evaluation& mine) {
   return all;
 }
 
-// One row of metrics.csv. METRICS_COLUMNS is its one schema: the header and every row come
-// from it, and scripts/plot-metrics finds its columns by these names.
+// One row of metrics.csv. METRICS_COLUMNS is its one schema: the header, every row and the
+// TensorBoard scalars of each row come from it, and scripts/plot-metrics finds its columns by
+// these names.
 struct MetricsRow {
   int64_t step, samples;
   double epoch, train_loss, val_loss, precision, recall, f1, samples_per_s, lr, elapsed_s;
@@ -199,6 +201,20 @@ std::string metrics_line(const MetricsRow& row) {
   std::string line;
   for (const auto& c : METRICS_COLUMNS) line += (line.empty() ? "" : ",") + c.format(row);
   return line + "\n";
+}
+
+// The row's TensorBoard scalars, tagged with the column names: every column but the step
+// (TensorBoard's own axis), each the value metrics.csv holds (its text, as a float).
+std::vector<tensorboard::Scalar> metrics_scalars(const MetricsRow& row) {
+  std::vector<tensorboard::Scalar> scalars;
+  for (const auto& c : METRICS_COLUMNS) {
+    if (std::string_view(c.name) == "step") continue;
+    const std::string text = c.format(row);
+    double value = 0;
+    std::from_chars(text.data(), text.data() + text.size(), value);  // "nan" and "inf" too
+    scalars.push_back({c.name, float(value)});
+  }
+  return scalars;
 }
 
 }  // namespace
@@ -423,18 +439,18 @@ class TrainingLoop {
     const double rate = double(state_.samples - window_start_samples_) / std::max(1e-9, now - window_start_time_);
     const double train_loss = loss_count_ ? loss_sum_ / double(loss_count_) : 0.0;
     const int64_t step = state_.step;
-    if (rank0_)
-      folder_.append_metrics(metrics_line({.step = step,
-                                           .samples = state_.samples,
-                                           .epoch = double(state_.samples) / double(data_.train_positions),
-                                           .train_loss = train_loss,
-                                           .val_loss = v.loss,
-                                           .precision = v.precision(),
-                                           .recall = v.recall(),
-                                           .f1 = v.f1(),
-                                           .samples_per_s = rate,
-                                           .lr = scheduled_lr(o_, std::max<int64_t>(step - 1, 0), total_steps_),
-                                           .elapsed_s = now}));
+    const MetricsRow row{.step = step,
+                         .samples = state_.samples,
+                         .epoch = double(state_.samples) / double(data_.train_positions),
+                         .train_loss = train_loss,
+                         .val_loss = v.loss,
+                         .precision = v.precision(),
+                         .recall = v.recall(),
+                         .f1 = v.f1(),
+                         .samples_per_s = rate,
+                         .lr = scheduled_lr(o_, std::max<int64_t>(step - 1, 0), total_steps_),
+                         .elapsed_s = now};
+    if (rank0_) folder_.append_metrics(metrics_line(row), step, metrics_scalars(row));
     if (verbose_) {
       progress_.finish();
       say("step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s ({:.1f} GFLOP/s)\n", step,

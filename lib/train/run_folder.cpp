@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -23,8 +25,9 @@ namespace fs = std::filesystem;
 
 // model.pt and checkpoint.pt are a run of an earlier legalnet (TorchScript files, no longer
 // read): counted as a run, so that only --force replaces them, and moved to replaced/ with it.
-constexpr const char* RUN_FILES[] = {"model.safetensors", "checkpoint.safetensors", "metrics.csv", "options.json",
-                                     "model.pt",          "checkpoint.pt"};
+constexpr const char* RUN_FILES[] = {"model.safetensors", "checkpoint.safetensors", "metrics.csv",
+                                     "options.json",      RunFolder::EVENTS_FILE,   "model.pt",
+                                     "checkpoint.pt"};
 constexpr const char* OLD_CHECKPOINT = "checkpoint.pt";
 
 // The options a resumed run must share with its checkpoint's run, as options.json names them,
@@ -86,6 +89,45 @@ bool made_by_train(const std::string& dir) {
          lstat((dir + "/" + REPLACED_MARK).c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+// Opens a run file to append to: never through a link (O_NOFOLLOW), nor into anything but a plain file.
+int open_for_append(const std::string& path) {
+  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const int error = errno;
+    if (fd >= 0) close(fd);
+    throw Error("cannot append to '" + path + "': " +
+                (fd < 0 && error == ELOOP ? std::string("a symbolic link (a run's files are never written through one)")
+                 : fd < 0                 ? std::string(std::strerror(error))
+                                          : std::string("not a plain file")));
+  }
+  return fd;
+}
+
+// Writes all of `bytes` at the end of the file (one write(2) when it can: a reader never
+// sees the part of a record a signal split off).
+void append(int fd, const std::string& path, std::string_view bytes) {
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error("cannot write '" + path + "': " + std::strerror(errno));
+    done += size_t(n);
+  }
+}
+
+std::string read_run_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) throw Error("cannot read '" + path + "': " + std::strerror(errno));
+  return text.str();
+}
+
+// The seconds since 1970 that events carry (TensorBoard's "wall" and "relative" axes).
+double wall_time() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
 RunFolder::RunFolder(std::string path, bool resume, bool force, const std::vector<NamedPath>& inputs)
@@ -117,6 +159,7 @@ RunFolder::RunFolder(std::string path, bool resume, bool force, const std::vecto
 
 RunFolder::~RunFolder() {
   if (metrics_fd_ >= 0) close(metrics_fd_);
+  if (events_fd_ >= 0) close(events_fd_);
   if (lock_fd_ >= 0) close(lock_fd_);
 }
 
@@ -177,27 +220,68 @@ void RunFolder::start(const std::string& options_json, const std::string& csv_he
     OutputFile header(metrics_path(), Links::REPLACE);
     header.write(csv_header);
     header.commit();
+  } else {
+    keep_metrics_through_checkpoint();
   }
-  // Appended to, never through a link (O_NOFOLLOW) nor into anything but a plain file.
-  metrics_fd_ = open(metrics_path().c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  struct stat st;
-  if (metrics_fd_ < 0 || fstat(metrics_fd_, &st) != 0 || !S_ISREG(st.st_mode))
-    throw Error("cannot append to '" + metrics_path() + "': " +
-                (metrics_fd_ < 0 && errno == ELOOP ? std::string("a symbolic link (a run's files are never written through one)")
-                 : metrics_fd_ < 0                 ? std::string(std::strerror(errno))
-                                                   : std::string("not a plain file")));
+  metrics_fd_ = open_for_append(metrics_path());
+  start_events();
   OutputFile json(options_path(), Links::REPLACE);
   json.write(options_json + "\n");
   json.commit();
 }
 
-void RunFolder::append_metrics(const std::string& row) {
-  for (size_t done = 0; done < row.size();) {
-    const ssize_t n = write(metrics_fd_, row.data() + done, row.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw Error("cannot write '" + metrics_path() + "': " + std::strerror(errno));
-    done += size_t(n);
+// The events file is a live log, like metrics.csv: TensorBoard reads it while the run appends
+// records, so it is made whole under a temporary name (its file_version record, or what a
+// resumed run keeps) and then appended to in place, a record at a time. Its wall times make
+// it differ between two runs of the same seed, as metrics.csv's times do.
+void RunFolder::start_events() {
+  std::string kept;  // a resumed run's records through its checkpoint, when others follow them
+  bool make = !resume_ || !lexists(events_path());
+  if (!make) {
+    struct stat st;
+    if (lstat(events_path().c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      throw Error("cannot append to '" + events_path() + "': " +
+                  (S_ISLNK(st.st_mode) ? "a symbolic link (a run's files are never written through one)"
+                                       : "not a plain file"));
+    const std::string file = read_run_file(events_path());
+    const size_t through = tensorboard::records_through_step(file, last_checkpoint_step_);
+    make = through < file.size();
+    kept = file.substr(0, through);
   }
+  if (make) {
+    OutputFile out(events_path(), Links::REPLACE);
+    out.write(kept.empty() ? tensorboard::record(tensorboard::file_version_event(wall_time())) : kept);
+    out.commit();
+  }
+  events_fd_ = open_for_append(events_path());
+}
+
+// metrics.csv's first column is the step (train's METRICS_COLUMNS); a file that does not
+// start so, or a link (which start() refuses to append to), is left as it is.
+void RunFolder::keep_metrics_through_checkpoint() {
+  struct stat st;
+  if (lstat(metrics_path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  const std::string text = read_run_file(metrics_path());
+  if (!text.starts_with("step,")) return;
+  size_t kept = text.find('\n');
+  if (kept == std::string::npos) return;
+  for (++kept; kept < text.size();) {
+    const size_t end = text.find('\n', kept);
+    if (end == std::string::npos) break;  // a row torn by a crash
+    int64_t step = 0;
+    const auto [field_end, error] = std::from_chars(text.data() + kept, text.data() + end, step);
+    if (error != std::errc() || *field_end != ',' || step > last_checkpoint_step_) break;
+    kept = end + 1;
+  }
+  if (kept == text.size()) return;
+  OutputFile out(metrics_path(), Links::REPLACE);
+  out.write(std::string_view(text).substr(0, kept));
+  out.commit();
+}
+
+void RunFolder::append_metrics(const std::string& row, int64_t step, const std::vector<tensorboard::Scalar>& scalars) {
+  append(metrics_fd_, metrics_path(), row);
+  append(events_fd_, events_path(), tensorboard::record(tensorboard::scalars_event(wall_time(), step, scalars)));
 }
 
 // replaced/ holds the last run that finished (or was paused) before --force, until a new

@@ -1,5 +1,6 @@
-// A training run's folder: options.json, metrics.csv, checkpoint.safetensors and
-// model.safetensors, with the rules that keep earlier work safe. No torch here: the trainer saves into the paths it gives.
+// A training run's folder: options.json, metrics.csv, TensorBoard's events file,
+// checkpoint.safetensors and model.safetensors, with the rules that keep earlier work safe. No
+// torch here: the trainer saves into the paths it gives.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "train/tensorboard.h"
 #include "util/files.h"
 
 namespace legalnet::train {
@@ -36,14 +38,23 @@ class RunFolder {
   std::string metrics_path() const { return path_ + "/metrics.csv"; }
   std::string options_path() const { return path_ + "/options.json"; }
   std::string replaced_path() const { return path_ + "/replaced"; }
+  // TensorBoard's curves of metrics.csv's rows (`tensorboard --logdir` the folder or one above).
+  // TensorBoard reads any file with "tfevents" in its name; the usual name's timestamp and host
+  // are left out so that --resume and --force find it: one file a run, appended to.
+  std::string events_path() const { return path_ + "/" + EVENTS_FILE; }
+  static constexpr const char* EVENTS_FILE = "events.out.tfevents.train";
 
-  // Creates the folder and writes options.json; a new run also starts metrics.csv. With
+  // Creates the folder and writes options.json; a new run also starts metrics.csv and the
+  // events file, a resumed one appends to them (the rows and events after its checkpoint's
+  // step, which a run that died after its last checkpoint wrote, are dropped: the resumed run
+  // writes those steps again, and TensorBoard would draw both). With
   // --force, the previous run's files move to replaced/ first (a folder marked as train's),
   // and stay there until this run has saved its model: failed new runs never cost the
   // finished old one. The run's files are written under their names, never through a link.
   void start(const std::string& options_json, const std::string& csv_header);
-  // Appends one metrics row (flushed: the file is read while training runs).
-  void append_metrics(const std::string& row);
+  // Appends one metrics row, and its values as TensorBoard scalars at `step` (each written at
+  // once, unbuffered: the files are read while training runs).
+  void append_metrics(const std::string& row, int64_t step, const std::vector<tensorboard::Scalar>& scalars);
   // The step of the last checkpoint this process wrote or resumed from; -1 when none.
   void checkpoint_written(int64_t step) { last_checkpoint_step_ = step; }
   int64_t last_checkpoint_step() const { return last_checkpoint_step_; }
@@ -52,9 +63,12 @@ class RunFolder {
 
  private:
   void replace_previous_run();
+  void start_events();
+  void keep_metrics_through_checkpoint();
   std::string path_;
   bool resume_, force_;
   int metrics_fd_ = -1;  // metrics.csv, appended to
+  int events_fd_ = -1;   // the events file, appended to
   int lock_fd_ = -1;
   int64_t last_checkpoint_step_ = -1;
 };

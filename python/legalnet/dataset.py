@@ -453,7 +453,7 @@ class Dataset(torch.utils.data.Dataset):
         return self._rows_of(indices).encode(self.inputs, shared=torch.utils.data.get_worker_info() is not None)
 
     def __getitems__(self, indices):  # the DataLoader's batched fetch (torch >= 2.0)
-        return _Items(*self.batch(indices))
+        return _Items(self._rows_of(indices), self.inputs)
 
     def __getitem__(self, i):
         x, y = self.batch([i])
@@ -476,26 +476,62 @@ class _Item(collections.abc.Sequence):
         return 2
 
     def __getitem__(self, k):
-        return (self.batch.x, self.batch.y)[k][self.index]
+        return self.batch.encoded()[k][self.index]
 
 
 class _Items(list):
-    """The items of one batch, as the DataLoader's collate function receives them. The default
-    collate stacks the items of a batch into new tensors; these already are the rows of two
-    batch tensors, which ``_collate_items`` hands over whole (registered with torch's default
-    collate below, for this type only). Any other use sees a list of (x, y) pairs."""
+    """The items of one batch, as the DataLoader's collate function receives them: the batch's
+    compact rows, encoded once when an item is first looked at. The default collate stacks the
+    items of a batch into new tensors; ``_collate_items`` (registered with torch's default
+    collate below, for this type only) hands the whole batch over instead. Any other use sees
+    a list of (x, y) pairs."""
 
-    def __init__(self, x, y):
-        super().__init__(_Item(self, i) for i in range(len(x)))
-        self.x, self.y = x, y
+    def __init__(self, rows, inputs):
+        super().__init__(_Item(self, i) for i in range(len(rows)))
+        self.rows, self.inputs, self._encoded = rows, inputs, None
+
+    def encoded(self):
+        if self._encoded is None:
+            self._encoded = self.rows.encode(self.inputs)
+        return self._encoded
 
 
 def _collate_items(batch, *, collate_fn_map=None):
-    if isinstance(batch, _Items) and len(batch) == len(batch.x) and \
+    if isinstance(batch, _Items) and len(batch) == len(batch.rows) and \
             all(item.batch is batch and item.index == i for i, item in enumerate(batch)):
-        return [batch.x, batch.y]
+        if torch.utils.data.get_worker_info() is not None:
+            return _CompactBatch(batch)
+        return list(batch.encoded())
     rows = [tuple(item) for item in batch]  # a batch put together otherwise: stacked as usual
     return torch.utils.data.default_collate(rows)
+
+
+class _CompactBatch(collections.abc.Sequence):
+    """A DataLoader worker's batch ``[x, y]`` on its way to the main process: pickled as its
+    compact rows (about 140 bytes a row) and encoded when it is unpickled there, into private
+    memory. Handing over the float tensors instead (10.8 MB for 512 ``state`` rows, 99% of it
+    the 4096-wide targets) went through shared memory, whose fresh pages cost the main process
+    more to fault in than encoding the rows costs (docs/benchmarks.md, issue 33). Code in the
+    worker that looks at the batch (a collate_fn around the default one) sees ``[x, y]``."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, k):
+        return self.items.encoded()[k]
+
+    def __reduce__(self):
+        r = self.items.rows
+        return _encoded_batch, (r.squares, r.side, r.castling, r.en_passant, r.moves, r.counts, self.items.inputs)
+
+
+def _encoded_batch(squares, side, castling, en_passant, moves, counts, inputs):
+    """``[x, y]`` of a ``_CompactBatch``'s rows (dense: ``_Rows.take`` made them)."""
+    return list(_Rows(squares, side, castling, en_passant, None, moves, np.cumsum(counts) - counts,
+                      counts).encode(inputs))
 
 
 torch.utils.data._utils.collate.default_collate_fn_map[_Item] = _collate_items

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -24,6 +25,8 @@
 #include "nn/device.h"
 #include "nn/loss.h"
 #include "train/metrics.h"
+#include "train/run_folder.h"
+#include "train/tensorboard.h"
 #include "nn/model_file.h"
 #include "nn/models.h"
 #include "nn/precision.h"
@@ -514,6 +517,24 @@ TEST(Train, TwoProcessesTakeTheStepsOfOneWithTheCombinedBatch) {
     return values;
   };
   for (int c : {0, 2, 3, 4, 5, 6}) EXPECT_EQ(column(csv_one, c), column(csv_two, c)) << "column " << c;
+  // One stream of TensorBoard events, rank 0's: its file_version record (step 0), then a
+  // record at each step of metrics.csv.
+  int event_files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/two"))
+    event_files += entry.path().filename().string().find("tfevents") != std::string::npos;
+  EXPECT_EQ(event_files, 1);
+  const std::string events = test::read_file(dir + "/two/" + RunFolder::EVENTS_FILE);
+  EXPECT_EQ(tensorboard::records_through_step(events, 1 << 30), events.size());
+  std::vector<std::string> steps;
+  for (size_t at = 0; at + 16 <= events.size();) {
+    uint64_t length = 0;
+    std::memcpy(&length, events.data() + at, 8);
+    steps.push_back(std::to_string(tensorboard::event_step(events.substr(at + 12, length)).value_or(-1)));
+    at += 16 + length;
+  }
+  std::vector<std::string> rows = column(csv_two, 0);
+  rows.front() = "0";  // the header's place
+  EXPECT_EQ(steps, rows);
 }
 
 TEST(Train, RefusesToOverwriteAFinishedRunAndBadData) {

@@ -175,6 +175,26 @@ class Data(unittest.TestCase):
         pairs = data.__getitems__([3, 1])
         self.assertTrue(torch.equal(torch.utils.data.default_collate(pairs[::-1])[0], x_all[[1, 3]]))
 
+    def test_a_worker_hands_over_compact_rows_that_become_the_batch(self):
+        import pickle
+        from unittest import mock
+        data = legalnet.Dataset(self.path, inputs="state")
+        order = np.random.default_rng(2).permutation(len(data))[:64].tolist()
+        x, y = data.batch(order)
+        # What the default collate makes of a batch in a DataLoader worker: [x, y] to code there,
+        # and, pickled to the main process, the compact rows (not 64 x 16 KB of float targets),
+        # which become the batch's tensors as they are unpickled.
+        with mock.patch("torch.utils.data.get_worker_info", return_value=object()):
+            made = torch.utils.data.default_collate(data.__getitems__(order))
+        x_worker, y_worker = made
+        self.assertTrue(torch.equal(x_worker, x) and torch.equal(y_worker, y))
+        sent = pickle.dumps(made)
+        self.assertLess(len(sent), 64 * 200)
+        got = pickle.loads(sent)
+        self.assertIsInstance(got, list)
+        self.assertTrue(torch.equal(got[0], x) and torch.equal(got[1], y))
+        self.assertEqual((got[0].dtype, got[1].dtype), (torch.float32, torch.float32))
+
     def test_a_chunk_that_does_not_inflate_to_its_size_is_refused(self):
         import shutil
         import zlib

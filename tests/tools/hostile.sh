@@ -489,6 +489,13 @@ rm -f planted-run/metrics.csv && ln -s ../victim.txt planted-run/metrics.csv
 ALLOW_NEW_FILES=1 expect 1 "^train: cannot append to 'planted-run/metrics.csv': a symbolic link" \
   "$bin/train" -q --data data.h5 --out planted-run --arch mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 \
   --device cpu --resume
+# The same for TensorBoard's events file, and nothing is written through it.
+rm planted-run/metrics.csv && printf 'step,epoch\n' > planted-run/metrics.csv
+rm -f planted-run/events.out.tfevents.train && ln -s ../victim.txt planted-run/events.out.tfevents.train
+ALLOW_NEW_FILES=1 expect 1 "^train: cannot append to 'planted-run/events.out.tfevents.train': a symbolic link" \
+  "$bin/train" -q --data data.h5 --out planted-run --arch mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 \
+  --device cpu --resume
+[[ $(cat victim.txt) == victim ]] || fail "train --resume wrote through a link planted as its events file"
 # replaced/ as a link: not train's folder, refused before anything moves.
 mkdir victim-dir && echo keep > victim-dir/keep.txt
 cp -r run link-run && ln -s ../victim-dir link-run/replaced
@@ -507,7 +514,7 @@ if mount -t tmpfs -o size=2m tmpfs small 2>/dev/null; then
     --checkpoint-every 1 --threads 1 --device cpu --precision fp32
   # A run that resumes on a full disk keeps its checkpoint and model as they were.
   rm -rf small/full-run && cp -r run small/kept-run && { head -c 4M /dev/zero > small/filler; } 2>/dev/null
-  expect 1 "^train: cannot (write|create) '?small/kept-run/(options.json|metrics.csv|checkpoint.safetensors)" \
+  expect 1 "^train: cannot (write|create) '?small/kept-run/(options.json|metrics.csv|events.out.tfevents.train|checkpoint.safetensors)" \
     "$bin/train" -q --data data.h5 --out small/kept-run --resume --arch mlp --hidden 16 --max-steps 6 \
     --batch-size 16 --eval-every 3 --checkpoint-every 1 --threads 1 --device cpu --precision fp32
   umount small
