@@ -45,7 +45,7 @@ double check(const Case& c, WinogradTile tile, double tolerance) {
     return c.channels_last ? t.contiguous(torch::MemoryFormat::ChannelsLast) : t.contiguous();
   };
   auto x = layout(x0).requires_grad_(true), w = layout(w0).requires_grad_(true);
-  ASSERT_TRUE(board_conv_applies(x, w));
+  EXPECT_TRUE(board_conv_applies(x, w));
   const auto y = board_conv3x3(x, w, tile);
   y.backward(gy.to(torch::kFloat));
   const std::string what = fmt::format("{} boards, {} -> {} channels, F({}x{}){}", c.boards, c.in, c.out, int(tile),
