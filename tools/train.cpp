@@ -116,6 +116,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of initialisation, shuffling and the validation split")->capture_default_str();
   cli::add_device_options(app, {&o.device, &o.compute_precision, &o.threads});
+  cli::add_choice(app, "--kernels", o.kernels, nn::KERNELS,
+                  "resnet's 3x3 convolutions on a CPU in fp32: torch's, or board (Winograd F(4x4,3x3) on the 8x8 "
+                  "board, our own; same weights); CUDA and bf16 always run torch's");
   app.add_option("--eval-every", o.eval_every, "Steps between validation rows in metrics.csv")
       ->check(cli::in_range(1, cli::MAX_COUNT))
       ->capture_default_str();

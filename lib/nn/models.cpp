@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "encode/encode.h"
+#include "nn/board_conv.h"
 #include "util/error.h"
 
 namespace legalnet::nn {
@@ -150,6 +151,17 @@ torch::Tensor LineMixingImpl::forward(torch::Tensor x) {
   return x + mixed.reshape({batch, 8, 8, channels}).permute({0, 3, 1, 2});
 }
 
+namespace {
+
+// A 3x3 convolution (padding 1, no bias) by the kernels asked for; the board kernels take
+// what they can (CPU, fp32, 8x8) and leave the rest to torch.
+torch::Tensor conv3x3(torch::nn::Conv2d& conv, const torch::Tensor& x, Kernels kernels) {
+  if (kernels == Kernels::BOARD && board_conv_applies(x, conv->weight)) return board_conv3x3(x, conv->weight);
+  return conv(x);
+}
+
+}  // namespace
+
 ResidualBlockImpl::ResidualBlockImpl(int channels, bool squeeze_excitation, bool line_mixing) {
   auto conv = [&] { return torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, channels, 3).padding(1).bias(false)); };
   conv1 = register_module("conv1", conv());
@@ -164,9 +176,9 @@ ResidualBlockImpl::ResidualBlockImpl(int channels, bool squeeze_excitation, bool
 }
 
 torch::Tensor ResidualBlockImpl::forward(torch::Tensor x) {
-  auto h = torch::relu(bn1(conv1(x)));
+  auto h = torch::relu(bn1(conv3x3(conv1, x, kernels)));
   if (lines) h = lines(h);
-  auto y = bn2(conv2(h));
+  auto y = bn2(conv3x3(conv2, h, kernels));
   if (se_reduce) {
     auto s = torch::sigmoid(se_expand(torch::relu(se_reduce(y.mean({2, 3})))));
     y = y * s.unsqueeze(2).unsqueeze(3);
@@ -198,7 +210,12 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
 
 torch::Tensor ResNetImpl::policy_planes(torch::Tensor planes) {
   // planes [B,C,8,8] -> tower [B,channels,8,8] -> policy [B,64,8,8]
-  return policy(tower->forward(torch::relu(stem_bn(stem(planes)))));
+  return policy(tower->forward(torch::relu(stem_bn(conv3x3(stem, planes, kernels)))));
+}
+
+void ResNetImpl::use_kernels(Kernels k) {
+  kernels = k;
+  for (auto& block : tower->children()) block->as<ResidualBlockImpl>()->kernels = k;
 }
 
 torch::Tensor ResNetImpl::forward(torch::Tensor planes) { return head(policy_planes(planes).flatten(1)); }

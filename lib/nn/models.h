@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "nn/kernels_choice.h"
 #include "nn/model_config.h"
 
 namespace legalnet::nn {
@@ -41,6 +42,9 @@ class PolicyNet : public torch::nn::Module {
   // (precision.h) for inputs in that layout: oneDNN's convolutions run faster on it.
   void use_channels_last();
   bool channels_last() const { return channels_last_; }
+  // Who runs the 3x3 convolutions over the board (nn/kernels_choice.h); the weights and the
+  // model file are the same either way. Nets without such convolutions ignore it.
+  virtual void use_kernels(Kernels) {}
 
  protected:
   // For a model whose trained logits are the geometric moves (the default is all 4096).
@@ -110,6 +114,7 @@ struct ResidualBlockImpl : torch::nn::Module {
   ResidualBlockImpl(int channels, bool squeeze_excitation, bool line_mixing = false);
   torch::Tensor forward(torch::Tensor x);
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
+  Kernels kernels = Kernels::TORCH;
   torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
   torch::nn::Linear se_reduce{nullptr}, se_expand{nullptr};
   LineMixing lines{nullptr};
@@ -125,7 +130,9 @@ struct ResNetImpl : PolicyNet {
   torch::Tensor forward_trained(torch::Tensor planes) override;
   // The policy planes [B,64 move types,8,8] (in the layout of the weights).
   torch::Tensor policy_planes(torch::Tensor planes);
+  void use_kernels(Kernels kernels) override;
   torch::nn::Conv2d stem{nullptr}, policy{nullptr};
+  Kernels kernels = Kernels::TORCH;
   torch::nn::BatchNorm2d stem_bn{nullptr};
   torch::nn::Sequential tower{nullptr};
   IndexHead head{nullptr};

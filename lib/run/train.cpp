@@ -82,6 +82,7 @@ std::string options_json(const TrainOptions& o, const ModelConfig& model, Precis
   j["input_kind"] = model.inputs_name();
   j["input_kind_from_move_generator"] = encode::input_spec(model.inputs).from_move_generator;
   j["compute_precision"] = precision_name(precision);
+  j["kernels"] = kernels_name(o.kernels);
   j["forward_flops_per_position"] = model.forward_flops();
   j["epochs"] = o.epochs;
   j["max_steps"] = o.max_steps;
@@ -526,6 +527,7 @@ TrainResult run_train(const TrainOptions& given) {
   auto net = make_model(model);
   net->to(device);
   choose_memory_format(*net);
+  net->use_kernels(o.kernels);
   broadcast_state(ranks, *net);
   auto optimizer = make_optimizer(o, *net);
   int64_t total_steps = int64_t(o.epochs) * data.source->steps_per_epoch();

@@ -34,7 +34,7 @@ constexpr const char* OLD_CHECKPOINT = "checkpoint.pt";
 // in the order a difference is reported. Left out, free to change on --resume: how long it
 // runs (--epochs, --max-steps, --max-time, --stop-at-step), how often it reports
 // (--eval-every, --checkpoint-every) and where and how fast (--device, --precision,
-// --threads, --quiet); everything else decides which rows, in which order, the run learns
+// --kernels, --threads, --quiet); everything else decides which rows, in which order, the run learns
 // from and how.
 struct KeptOption {
   const char* key;

@@ -1,0 +1,414 @@
+#include "nn/board_conv.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
+
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+// The transforms pass 8-float vectors between inlined helpers; GCC warns that their ABI
+// changes with AVX, which does not matter for functions that are always inlined.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace legalnet::nn {
+
+namespace {
+
+// Lavin & Gray's matrices: the input tile d (A x A) becomes V = BT d BT^T, a weight g (3x3)
+// U = G g G^T, and the product M = U * V (element-wise, summed over input channels) gives
+// the M x M output tile AT M AT^T.
+template <int M>
+struct Winograd;
+
+template <>
+struct Winograd<2> {
+  static constexpr int A = 4;
+  static constexpr float BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+  static constexpr float G[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+  static constexpr float AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+};
+
+template <>
+struct Winograd<4> {
+  static constexpr int A = 6;
+  static constexpr float BT[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+                                     {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+  static constexpr float G[6][3] = {{1.0f / 4, 0, 0},
+                                    {-1.0f / 6, -1.0f / 6, -1.0f / 6},
+                                    {-1.0f / 6, 1.0f / 6, -1.0f / 6},
+                                    {1.0f / 24, 1.0f / 12, 1.0f / 6},
+                                    {1.0f / 24, -1.0f / 12, 1.0f / 6},
+                                    {0, 0, 1}};
+  static constexpr float AT[4][6] = {
+      {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+};
+
+// A block of channels: 8 floats (AVX2), 4 (the x86-64-v2 baseline's SSE) or 1 (the tail).
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v4 __attribute__((vector_size(16)));
+
+template <typename Vec>
+constexpr int lanes() {
+  return sizeof(Vec) / sizeof(float);
+}
+template <typename Vec>
+[[gnu::always_inline]] inline Vec load(const float* p) {
+  Vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename Vec>
+[[gnu::always_inline]] inline void store(float* p, Vec v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// acc + c * v, with the coefficients' zeros and ones folded away once the loops are unrolled
+// over the constant matrices.
+template <typename Vec>
+[[gnu::always_inline]] inline Vec madd(Vec acc, float c, Vec v) {
+  if (c == 0) return acc;
+  if (c == 1) return acc + v;
+  if (c == -1) return acc - v;
+  return acc + c * v;
+}
+
+constexpr int BOARD = 8;
+
+// The shapes the transforms share: B boards, C input and K output channels; the tiles are
+// numbered board-major (board * TILES + tile row * T + tile column), N = B * TILES.
+struct Shape {
+  int64_t boards, channels_in, channels_out;
+};
+
+// x [B,8,8,C] -> V [A*A, N, C] for boards [b0, b1).
+template <int M, typename Vec>
+[[gnu::always_inline]] inline void input_block(const float* x, float* V, const Shape& s, int64_t b, int ty, int tx,
+                                               int c) {
+  using W = Winograd<M>;
+  constexpr int A = W::A, T = BOARD / M;
+  const int64_t C = s.channels_in, N = s.boards * T * T, t = b * T * T + ty * T + tx;
+  Vec d[A][A], tmp[A][A];
+#pragma GCC unroll 8
+  for (int a = 0; a < A; ++a)
+#pragma GCC unroll 8
+    for (int e = 0; e < A; ++e) {
+      const int r = ty * M + a - 1, q = tx * M + e - 1;
+      d[a][e] = r >= 0 && r < BOARD && q >= 0 && q < BOARD ? load<Vec>(x + ((b * BOARD + r) * BOARD + q) * C + c) : Vec{};
+    }
+#pragma GCC unroll 8
+  for (int i = 0; i < A; ++i)
+#pragma GCC unroll 8
+    for (int e = 0; e < A; ++e) {
+      Vec acc{};
+#pragma GCC unroll 8
+      for (int a = 0; a < A; ++a) acc = madd(acc, W::BT[i][a], d[a][e]);
+      tmp[i][e] = acc;
+    }
+#pragma GCC unroll 8
+  for (int i = 0; i < A; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) {
+      Vec acc{};
+#pragma GCC unroll 8
+      for (int e = 0; e < A; ++e) acc = madd(acc, W::BT[j][e], tmp[i][e]);
+      store(V + ((i * A + j) * N + t) * C + c, acc);
+    }
+}
+
+// Mm [A*A, N, K] -> y [B,8,8,K].
+template <int M, typename Vec>
+[[gnu::always_inline]] inline void output_block(const float* Mm, float* y, const Shape& s, int64_t b, int ty, int tx,
+                                                int k) {
+  using W = Winograd<M>;
+  constexpr int A = W::A, T = BOARD / M;
+  const int64_t K = s.channels_out, N = s.boards * T * T, t = b * T * T + ty * T + tx;
+  Vec m[A][A], tmp[M][A];
+#pragma GCC unroll 8
+  for (int i = 0; i < A; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) m[i][j] = load<Vec>(Mm + ((i * A + j) * N + t) * K + k);
+#pragma GCC unroll 8
+  for (int r = 0; r < M; ++r)
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) {
+      Vec acc{};
+#pragma GCC unroll 8
+      for (int i = 0; i < A; ++i) acc = madd(acc, W::AT[r][i], m[i][j]);
+      tmp[r][j] = acc;
+    }
+#pragma GCC unroll 8
+  for (int r = 0; r < M; ++r)
+#pragma GCC unroll 8
+    for (int q = 0; q < M; ++q) {
+      Vec acc{};
+#pragma GCC unroll 8
+      for (int j = 0; j < A; ++j) acc = madd(acc, W::AT[q][j], tmp[r][j]);
+      store(y + ((b * BOARD + ty * M + r) * BOARD + tx * M + q) * K + k, acc);
+    }
+}
+
+// The output transform's transpose: gy [B,8,8,K] -> gM [A*A, N, K], gM = AT^T gY AT.
+template <int M, typename Vec>
+[[gnu::always_inline]] inline void output_t_block(const float* gy, float* gM, const Shape& s, int64_t b, int ty,
+                                                  int tx, int k) {
+  using W = Winograd<M>;
+  constexpr int A = W::A, T = BOARD / M;
+  const int64_t K = s.channels_out, N = s.boards * T * T, t = b * T * T + ty * T + tx;
+  Vec g[M][M], tmp[A][M];
+#pragma GCC unroll 8
+  for (int r = 0; r < M; ++r)
+#pragma GCC unroll 8
+    for (int q = 0; q < M; ++q) g[r][q] = load<Vec>(gy + ((b * BOARD + ty * M + r) * BOARD + tx * M + q) * K + k);
+#pragma GCC unroll 8
+  for (int i = 0; i < A; ++i)
+#pragma GCC unroll 8
+    for (int q = 0; q < M; ++q) {
+      Vec acc{};
+#pragma GCC unroll 8
+      for (int r = 0; r < M; ++r) acc = madd(acc, W::AT[r][i], g[r][q]);
+      tmp[i][q] = acc;
+    }
+#pragma GCC unroll 8
+  for (int i = 0; i < A; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) {
+      Vec acc{};
+#pragma GCC unroll 8
+      for (int q = 0; q < M; ++q) acc = madd(acc, W::AT[q][j], tmp[i][q]);
+      store(gM + ((i * A + j) * N + t) * K + k, acc);
+    }
+}
+
+// The input transform's transpose: gV [A*A, N, C] -> the tile's gd = BT^T gV BT, added into
+// the board's padded gradient pad [10,10,C] (neighbouring tiles overlap by 2 rows/columns).
+template <int M, typename Vec>
+[[gnu::always_inline]] inline void input_t_block(const float* gV, float* pad, const Shape& s, int64_t b, int ty,
+                                                 int tx, int c) {
+  using W = Winograd<M>;
+  constexpr int A = W::A, T = BOARD / M, P = BOARD + 2;
+  const int64_t C = s.channels_in, N = s.boards * T * T, t = b * T * T + ty * T + tx;
+  Vec g[A][A], tmp[A][A];
+#pragma GCC unroll 8
+  for (int i = 0; i < A; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) g[i][j] = load<Vec>(gV + ((i * A + j) * N + t) * C + c);
+#pragma GCC unroll 8
+  for (int a = 0; a < A; ++a)
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) {
+      Vec acc{};
+#pragma GCC unroll 8
+      for (int i = 0; i < A; ++i) acc = madd(acc, W::BT[i][a], g[i][j]);
+      tmp[a][j] = acc;
+    }
+#pragma GCC unroll 8
+  for (int a = 0; a < A; ++a)
+#pragma GCC unroll 8
+    for (int e = 0; e < A; ++e) {
+      Vec acc = load<Vec>(pad + ((ty * M + a) * P + tx * M + e) * C + c);
+#pragma GCC unroll 8
+      for (int j = 0; j < A; ++j) acc = madd(acc, W::BT[j][e], tmp[a][j]);
+      store(pad + ((ty * M + a) * P + tx * M + e) * C + c, acc);
+    }
+}
+
+// Each pass over boards [b0, b1): every tile, the channels in blocks of Vec, then one at a time.
+template <int M, typename Vec>
+[[gnu::always_inline]] inline void input_boards(const float* x, float* V, const Shape& s, int64_t b0, int64_t b1) {
+  constexpr int T = BOARD / M;
+  const int C = int(s.channels_in);
+  for (int64_t b = b0; b < b1; ++b)
+    for (int ty = 0; ty < T; ++ty)
+      for (int tx = 0; tx < T; ++tx) {
+        int c = 0;
+        for (; c + lanes<Vec>() <= C; c += lanes<Vec>()) input_block<M, Vec>(x, V, s, b, ty, tx, c);
+        for (; c < C; ++c) input_block<M, float>(x, V, s, b, ty, tx, c);
+      }
+}
+template <int M, typename Vec>
+[[gnu::always_inline]] inline void output_boards(const float* Mm, float* y, const Shape& s, int64_t b0, int64_t b1) {
+  constexpr int T = BOARD / M;
+  const int K = int(s.channels_out);
+  for (int64_t b = b0; b < b1; ++b)
+    for (int ty = 0; ty < T; ++ty)
+      for (int tx = 0; tx < T; ++tx) {
+        int k = 0;
+        for (; k + lanes<Vec>() <= K; k += lanes<Vec>()) output_block<M, Vec>(Mm, y, s, b, ty, tx, k);
+        for (; k < K; ++k) output_block<M, float>(Mm, y, s, b, ty, tx, k);
+      }
+}
+template <int M, typename Vec>
+[[gnu::always_inline]] inline void output_t_boards(const float* gy, float* gM, const Shape& s, int64_t b0,
+                                                   int64_t b1) {
+  constexpr int T = BOARD / M;
+  const int K = int(s.channels_out);
+  for (int64_t b = b0; b < b1; ++b)
+    for (int ty = 0; ty < T; ++ty)
+      for (int tx = 0; tx < T; ++tx) {
+        int k = 0;
+        for (; k + lanes<Vec>() <= K; k += lanes<Vec>()) output_t_block<M, Vec>(gy, gM, s, b, ty, tx, k);
+        for (; k < K; ++k) output_t_block<M, float>(gy, gM, s, b, ty, tx, k);
+      }
+}
+template <int M, typename Vec>
+[[gnu::always_inline]] inline void input_t_boards(const float* gV, float* gx, const Shape& s, int64_t b0,
+                                                  int64_t b1) {
+  constexpr int T = BOARD / M, P = BOARD + 2;
+  const int C = int(s.channels_in);
+  std::vector<float> pad(size_t(P * P * C));
+  for (int64_t b = b0; b < b1; ++b) {
+    std::fill(pad.begin(), pad.end(), 0.0f);
+    for (int ty = 0; ty < T; ++ty)
+      for (int tx = 0; tx < T; ++tx) {
+        int c = 0;
+        for (; c + lanes<Vec>() <= C; c += lanes<Vec>()) input_t_block<M, Vec>(gV, pad.data(), s, b, ty, tx, c);
+        for (; c < C; ++c) input_t_block<M, float>(gV, pad.data(), s, b, ty, tx, c);
+      }
+    for (int r = 0; r < BOARD; ++r)
+      std::memcpy(gx + (b * BOARD + r) * BOARD * C, pad.data() + ((r + 1) * P + 1) * C, sizeof(float) * BOARD * C);
+  }
+}
+
+using Pass = void (*)(const float*, float*, const Shape&, int64_t, int64_t);
+struct Passes {
+  Pass input, output, output_t, input_t;
+};
+
+// The same passes compiled twice: for AVX2+FMA (8-float blocks) and for the build's baseline.
+template <int M>
+__attribute__((target("avx2,fma"))) void input_avx2(const float* a, float* b, const Shape& s, int64_t b0, int64_t b1) {
+  input_boards<M, v8>(a, b, s, b0, b1);
+}
+template <int M>
+__attribute__((target("avx2,fma"))) void output_avx2(const float* a, float* b, const Shape& s, int64_t b0,
+                                                     int64_t b1) {
+  output_boards<M, v8>(a, b, s, b0, b1);
+}
+template <int M>
+__attribute__((target("avx2,fma"))) void output_t_avx2(const float* a, float* b, const Shape& s, int64_t b0,
+                                                       int64_t b1) {
+  output_t_boards<M, v8>(a, b, s, b0, b1);
+}
+template <int M>
+__attribute__((target("avx2,fma"))) void input_t_avx2(const float* a, float* b, const Shape& s, int64_t b0,
+                                                      int64_t b1) {
+  input_t_boards<M, v8>(a, b, s, b0, b1);
+}
+template <int M>
+void input_base(const float* a, float* b, const Shape& s, int64_t b0, int64_t b1) {
+  input_boards<M, v4>(a, b, s, b0, b1);
+}
+template <int M>
+void output_base(const float* a, float* b, const Shape& s, int64_t b0, int64_t b1) {
+  output_boards<M, v4>(a, b, s, b0, b1);
+}
+template <int M>
+void output_t_base(const float* a, float* b, const Shape& s, int64_t b0, int64_t b1) {
+  output_t_boards<M, v4>(a, b, s, b0, b1);
+}
+template <int M>
+void input_t_base(const float* a, float* b, const Shape& s, int64_t b0, int64_t b1) {
+  input_t_boards<M, v4>(a, b, s, b0, b1);
+}
+
+std::atomic<bool> avx2_allowed{true};
+
+const Passes& passes_for(int64_t m) {
+  static const Passes avx2[2] = {{input_avx2<2>, output_avx2<2>, output_t_avx2<2>, input_t_avx2<2>},
+                                 {input_avx2<4>, output_avx2<4>, output_t_avx2<4>, input_t_avx2<4>}};
+  static const Passes base[2] = {{input_base<2>, output_base<2>, output_t_base<2>, input_t_base<2>},
+                                 {input_base<4>, output_base<4>, output_t_base<4>, input_t_base<4>}};
+  return (board_conv_uses_avx2() ? avx2 : base)[m == 2 ? 0 : 1];
+}
+
+// Runs `pass` over all boards, split across torch's intra-op threads.
+void over_boards(Pass pass, const float* in, float* out, const Shape& s) {
+  at::parallel_for(0, s.boards, 16, [&](int64_t b0, int64_t b1) { pass(in, out, s, b0, b1); });
+}
+
+// G as a tensor, for the weight transform U = G g G^T (done with torch's matmul, which
+// differentiates it: the weights are few).
+torch::Tensor g_matrix(int64_t m) {
+  auto fill = [](const auto& g) {
+    const int64_t a = std::size(g);
+    auto t = torch::empty({a, 3});
+    for (int64_t i = 0; i < a; ++i)
+      for (int64_t j = 0; j < 3; ++j) t[i][j] = g[i][j];
+    return t;
+  };
+  static const torch::Tensor g2 = fill(Winograd<2>::G), g4 = fill(Winograd<4>::G);
+  return m == 2 ? g2 : g4;
+}
+
+// The convolution with the transformed weights U [A*A, C, K]: the transforms in our loops, the
+// element-wise products as one batched matmul over the A*A positions of the tiles.
+struct BoardConvFunction : torch::autograd::Function<BoardConvFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& u,
+                               int64_t m) {
+    const auto xc = x.contiguous(torch::MemoryFormat::ChannelsLast);
+    const int64_t tiles = (BOARD / m) * (BOARD / m), positions = u.size(0);
+    const Shape s{x.size(0), x.size(1), u.size(2)};
+    const Passes& f = passes_for(m);
+    auto v = torch::empty({positions, s.boards * tiles, s.channels_in});
+    over_boards(f.input, xc.data_ptr<float>(), v.data_ptr<float>(), s);
+    const auto product = at::bmm(v, u);
+    auto y = torch::empty({s.boards, s.channels_out, BOARD, BOARD},
+                          torch::TensorOptions().memory_format(torch::MemoryFormat::ChannelsLast));
+    over_boards(f.output, product.data_ptr<float>(), y.data_ptr<float>(), s);
+    ctx->save_for_backward({v, u});
+    ctx->saved_data["m"] = m;
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& v = saved[0];
+    const auto& u = saved[1];
+    const int64_t m = ctx->saved_data["m"].toInt();
+    const Shape s{grads[0].size(0), u.size(1), u.size(2)};
+    const Passes& f = passes_for(m);
+    const auto gy = grads[0].contiguous(torch::MemoryFormat::ChannelsLast);
+    auto gm = torch::empty({v.size(0), v.size(1), s.channels_out});
+    over_boards(f.output_t, gy.data_ptr<float>(), gm.data_ptr<float>(), s);
+    torch::Tensor gx, gu;
+    if (ctx->needs_input_grad(1)) gu = at::bmm(v.transpose(1, 2), gm);
+    if (ctx->needs_input_grad(0)) {
+      const auto gv = at::bmm(gm, u.transpose(1, 2));
+      gx = torch::empty({s.boards, s.channels_in, BOARD, BOARD},
+                        torch::TensorOptions().memory_format(torch::MemoryFormat::ChannelsLast));
+      over_boards(f.input_t, gv.data_ptr<float>(), gx.data_ptr<float>(), s);
+    }
+    return {gx, gu, torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+bool board_conv_uses_avx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx2 && avx2_allowed;
+}
+
+void board_conv_allow_avx2(bool allowed) { avx2_allowed = allowed; }
+
+bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight) {
+  return x.device().is_cpu() && x.scalar_type() == torch::kFloat && weight.scalar_type() == torch::kFloat &&
+         !at::autocast::is_autocast_enabled(torch::kCPU) && x.dim() == 4 && x.size(2) == BOARD &&
+         x.size(3) == BOARD && weight.dim() == 4 && weight.size(1) == x.size(1) && weight.size(2) == 3 &&
+         weight.size(3) == 3;
+}
+
+torch::Tensor board_conv3x3(const torch::Tensor& x, const torch::Tensor& weight, WinogradTile tile) {
+  const int64_t m = int64_t(tile), a = m + 2;
+  const auto g = g_matrix(m);
+  // U = G w G^T: [K,C,A,A] -> [A*A, C, K], the right-hand side of the batched matmul.
+  const auto u = torch::matmul(torch::matmul(g, weight), g.t())
+                     .reshape({weight.size(0), weight.size(1), a * a})
+                     .permute({2, 1, 0})
+                     .contiguous();
+  return BoardConvFunction::apply(x, u, m);
+}
+
+}  // namespace legalnet::nn

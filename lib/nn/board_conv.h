@@ -1,0 +1,34 @@
+// The board kernels (train --kernels board): a 3x3 convolution with stride 1 and padding 1
+// over 8x8 boards, as Winograd F(4x4,3x3) or F(2x2,3x3), forward and backward, in our own
+// autograd function. On an 8x8 board F(4x4) is 4 tiles of 6x6 and 36 multiplications per tile
+// and channel pair, where the direct convolution does 576 per board: 4x less arithmetic, done
+// as 36 (or 16) batched matmuls over all tiles of the batch (MKL at full speed), with the
+// tile transforms in our own loops (AVX2+FMA where the CPU has them). The weights stay a
+// Conv2d's [K,C,3,3]: the model file does not change. docs/benchmarks.md (issue 32) has the
+// figures and the accuracy.
+#pragma once
+
+#include <torch/torch.h>
+
+namespace legalnet::nn {
+
+// Output tile size: 4 (F(4x4,3x3), the default: fewer multiplications and 2.25x the input's
+// memory where F(2x2) takes 4x) or 2 (exact up to rounding like the direct convolution).
+enum class WinogradTile { F2 = 2, F4 = 4 };
+
+// Whether board_conv3x3 handles these: a CPU fp32 tensor [B,C,8,8] and a [K,C,3,3] weight,
+// with autocast off. Otherwise the caller runs torch::conv2d.
+bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight);
+
+// conv2d(x, weight, no bias, stride 1, padding 1) for x [B,C,8,8], weight [K,C,3,3]: the
+// result is [B,K,8,8] in channels-last layout; differentiable in x and weight.
+torch::Tensor board_conv3x3(const torch::Tensor& x, const torch::Tensor& weight,
+                            WinogradTile tile = WinogradTile::F4);
+
+// Whether the AVX2+FMA transforms run (the CPU has them and they are allowed); otherwise the
+// baseline's loops (SSE) do.
+bool board_conv_uses_avx2();
+// Tests run the baseline's loops on an AVX2 CPU too.
+void board_conv_allow_avx2(bool allowed);
+
+}  // namespace legalnet::nn

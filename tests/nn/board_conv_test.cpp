@@ -1,0 +1,101 @@
+// The board kernels (nn/board_conv.h) against torch's convolution: the output and the
+// gradients of the input and the weights, for random shapes and values.
+#include <gtest/gtest.h>
+
+#include <fmt/core.h>
+
+#include "nn/board_conv.h"
+
+namespace legalnet::nn {
+namespace {
+
+// max |a - b| / max |b|: the error relative to the tensor's scale (an element near zero would
+// make an element-wise ratio meaningless).
+double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).abs().max().item<double>() / b.abs().max().item<double>();
+}
+
+struct Case {
+  int64_t boards, in, out;
+  bool channels_last;
+};
+
+std::vector<Case> random_cases() {
+  torch::manual_seed(32);
+  std::vector<Case> cases = {{1, 1, 1, false}, {3, 32, 32, true}, {5, 18, 32, true}, {2, 7, 13, false}};
+  for (int i = 0; i < 8; ++i) {
+    const auto r = torch::randint(1, 48, {3});
+    cases.push_back({r[0].item<int64_t>() % 9 + 1, r[1].item<int64_t>(), r[2].item<int64_t>(), i % 2 == 0});
+  }
+  return cases;
+}
+
+// Checks one case; returns its largest relative error.
+double check(const Case& c, WinogradTile tile, double tolerance) {
+  const auto x0 = torch::randn({c.boards, c.in, 8, 8}, torch::kDouble);
+  const auto w0 = torch::randn({c.out, c.in, 3, 3}, torch::kDouble) / std::sqrt(9.0 * double(c.in));
+  const auto gy = torch::randn({c.boards, c.out, 8, 8}, torch::kDouble);
+  // The reference in fp64, so that the error measured is the board kernels' own.
+  auto xr = x0.clone().requires_grad_(true), wr = w0.clone().requires_grad_(true);
+  const auto yr = torch::conv2d(xr, wr, {}, 1, 1);
+  yr.backward(gy);
+
+  auto layout = [&](torch::Tensor t) {
+    t = t.to(torch::kFloat);
+    return c.channels_last ? t.contiguous(torch::MemoryFormat::ChannelsLast) : t.contiguous();
+  };
+  auto x = layout(x0).requires_grad_(true), w = layout(w0).requires_grad_(true);
+  EXPECT_TRUE(board_conv_applies(x, w));
+  const auto y = board_conv3x3(x, w, tile);
+  y.backward(gy.to(torch::kFloat));
+  const std::string what = fmt::format("{} boards, {} -> {} channels, F({}x{}){}", c.boards, c.in, c.out, int(tile),
+                                       int(tile), c.channels_last ? ", channels-last" : "");
+  EXPECT_EQ(y.sizes(), yr.sizes()) << what;
+  EXPECT_LT(relative_error(y.to(torch::kDouble), yr), tolerance) << what << ": output";
+  EXPECT_LT(relative_error(x.grad().to(torch::kDouble), xr.grad()), tolerance) << what << ": input gradient";
+  EXPECT_LT(relative_error(w.grad().to(torch::kDouble), wr.grad()), tolerance) << what << ": weight gradient";
+  return std::max({relative_error(y.to(torch::kDouble), yr), relative_error(x.grad().to(torch::kDouble), xr.grad()),
+                   relative_error(w.grad().to(torch::kDouble), wr.grad())});
+}
+
+// Every case with both the AVX2 transforms (where the CPU has them) and the baseline's.
+void check_all(WinogradTile tile, double tolerance) {
+  double worst = 0;
+  for (const bool avx2 : {true, false}) {
+    board_conv_allow_avx2(avx2);
+    for (const Case& c : random_cases()) worst = std::max(worst, check(c, tile, tolerance));
+  }
+  board_conv_allow_avx2(true);
+  fmt::print("F({0}x{0},3x3): largest relative error {1:.2g} (fp64 reference)\n", int(tile), worst);
+}
+
+
+TEST(BoardConv, F2MatchesTorchsConvolutionAndItsGradients) {
+  check_all(WinogradTile::F2, 1e-5);
+}
+
+// F(4x4)'s transforms multiply by up to 8 and 1/24: its fp32 error is larger than F(2x2)'s,
+// and still within the 1e-4 relative the training needs.
+TEST(BoardConv, F4MatchesTorchsConvolutionAndItsGradients) {
+  check_all(WinogradTile::F4, 1e-4);
+}
+
+// A wrong answer that the comparison must catch: the check is not vacuous.
+TEST(BoardConv, TheComparisonSeesAWrongWeight) {
+  const auto x = torch::randn({2, 8, 8, 8}), w = torch::randn({8, 8, 3, 3});
+  auto wrong = w.clone();
+  wrong[3][5][1][2] += 0.1;
+  EXPECT_GT(relative_error(board_conv3x3(x, wrong), torch::conv2d(x, w, {}, 1, 1)), 1e-3);
+}
+
+TEST(BoardConv, LeavesOtherShapesAndPrecisionsToTorch) {
+  const auto w = torch::randn({8, 8, 3, 3});
+  EXPECT_TRUE(board_conv_applies(torch::randn({2, 8, 8, 8}), w));
+  EXPECT_FALSE(board_conv_applies(torch::randn({2, 8, 9, 9}), w));
+  EXPECT_FALSE(board_conv_applies(torch::randn({2, 8, 8, 8}, torch::kDouble), w));
+  EXPECT_FALSE(board_conv_applies(torch::randn({2, 8, 8, 8}), torch::randn({8, 8, 1, 1})));
+  EXPECT_FALSE(board_conv_applies(torch::randn({2, 4, 8, 8}), w));
+}
+
+}  // namespace
+}  // namespace legalnet::nn
