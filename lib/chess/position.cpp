@@ -229,7 +229,7 @@ void Position::set_fen(std::string_view fen, std::string* dropped_castling) {
 
   StateInfo st{};
   st.castling = castling;
-  st.rule50 = uint16_t(std::min(rule50, 65535));
+  st.rule50 = uint32_t(rule50);
   st.captured = NO_PIECE;
   st.checkers = attackers_to(king_square(side_), pieces()) & pieces(~side_);
   states_.reserve(512);
@@ -316,7 +316,7 @@ void Position::do_move(Move m) {
   StateInfo next;
   next.key = prev.key ^ zobrist::side ^ zobrist::castling[prev.castling];
   if (prev.ep_square != SQ_NONE) next.key ^= zobrist::ep_file[file_of(prev.ep_square)];
-  next.rule50 = uint16_t(prev.rule50 + 1);
+  next.rule50 = prev.rule50 + 1;
   next.castling = prev.castling & ~(castling_mask[from] | castling_mask[to]);
   next.ep_square = SQ_NONE;
   next.captured = NO_PIECE;

@@ -22,7 +22,7 @@ struct StateInfo {
   Bitboard checkers;  // pieces giving check to the side to move
   Square ep_square;   // SQ_NONE unless an en-passant capture is legal
   uint8_t castling;   // CastlingRights bits
-  uint16_t rule50;    // halfmove clock
+  uint32_t rule50;    // halfmove clock (a FEN's, up to 999999, plus the plies since: kept exactly)
   Piece captured;     // piece taken by the move that led here
 };
 
@@ -55,7 +55,7 @@ class Position {
   Color side_to_move() const { return side_; }
   uint8_t castling_rights() const { return st().castling; }
   Square ep_square() const { return st().ep_square; }
-  int halfmove_clock() const { return st().rule50; }
+  int halfmove_clock() const { return int(st().rule50); }
   int fullmove_number() const { return 1 + game_ply_ / 2; }
   Bitboard checkers() const { return st().checkers; }
   bool in_check() const { return st().checkers != 0; }

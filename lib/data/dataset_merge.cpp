@@ -66,6 +66,11 @@ MergeSummary merge_datasets(const MergeOptions& o) {
     s.relative = fs::relative(fs::absolute(in), out_dir).string();
     if (!o.copy && reader.joined())
       throw Error(in + " is itself joined from shards: merge its shards, or merge with --copy");
+    // The readers take a joined file's shards only from its own folder (a source named with a
+    // folder could be any file on the machine).
+    if (!o.copy && s.relative.find('/') != std::string::npos)
+      throw Error(in + ": a shard outside the folder of --out cannot be joined virtually (a joined file's shards are "
+                  "read only from its own folder); put it beside --out, or merge with --copy");
     // HDF5 reads '%' in a virtual source's name as a pattern ('%b': the joined file's name).
     if (!o.copy && s.relative.find('%') != std::string::npos)
       throw Error(in + ": a shard whose path has a '%' cannot be joined virtually; merge with --copy");
@@ -91,7 +96,8 @@ MergeSummary merge_datasets(const MergeOptions& o) {
   provenance.merged_from = o.shards;
 
   AtomicPath atomic(o.out);
-  h5::Handle file(h5::check(H5Fcreate(atomic.temp().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), o.out,
+  // Made new, never through a link planted under the temporary's name (see DatasetWriter).
+  h5::Handle file(h5::check(H5Fcreate(atomic.created_name().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), o.out,
                             "cannot create '" + atomic.temp() + "'"));
 
   // Per-row arrays: virtual (each shard's dataset mapped into its block of rows) or copied.

@@ -47,6 +47,25 @@ void check_stored_size(hid_t ds, hid_t dcpl, uint64_t raw_bytes, const std::stri
                 " (a forged or truncated file)");
 }
 
+// Only a hard link, to an object of this file: HDF5 would follow a soft link to another name
+// and an external link into another file (any file on the machine, or a FIFO that never ends).
+void check_hard_link(hid_t parent, const char* name, const std::string& file, const std::string& what) {
+  H5L_info_t info{};
+  if (H5Lget_info(parent, name, &info, H5P_DEFAULT) < 0) throw Error(file + ": " + what + " cannot be read");
+  if (info.type == H5L_TYPE_HARD) return;
+  throw Error(file + ": " + what + " is " +
+              (info.type == H5L_TYPE_EXTERNAL ? std::string("an external link (into another file)")
+               : info.type == H5L_TYPE_SOFT   ? std::string("a soft link (to another name)")
+                                              : "a user-defined link") +
+              "; only the file's own datasets are read");
+}
+
+// A virtual source's file name as merge writes it: a plain name, the shard beside the joined
+// file. An absolute name or one with a folder ('/', '..') reads a file from anywhere.
+bool beside_the_file(const std::string& source) {
+  return source.find('/') == std::string::npos && source != "..";
+}
+
 }  // namespace
 
 struct DatasetReader::Impl {
@@ -61,6 +80,7 @@ struct DatasetReader::Impl {
   hsize_t open_checked(hid_t parent, const std::string& prefix, const ColumnSpec& e) {
     const std::string where = prefix + e.name;
     if (H5Lexists(parent, e.name, H5P_DEFAULT) <= 0) throw Error(path + ": dataset '" + where + "' is missing");
+    check_hard_link(parent, e.name, path, "dataset '" + where + "'");
     h5::Handle ds(h5::check(H5Dopen2(parent, e.name, H5P_DEFAULT), path, "open dataset " + where));
     h5::Handle type(h5::check(H5Dget_type(ds), path, where));
     if (!h5::stored_as(type, e.element))
@@ -124,6 +144,8 @@ struct DatasetReader::Impl {
       // HDF5 reads '%b' in a source name as the joined file's own name; merge writes no pattern.
       if (source.empty() || source.find('%') != std::string::npos)
         throw Error(joined_from + ", a name pattern merge never writes");
+      if (!beside_the_file(source))
+        throw Error(joined_from + ", which is not beside it (merge joins only shards in the file's own folder)");
       if (source_name != name)
         throw Error(joined_from + " (its dataset '" + printable(source_name) + "', not '" + name + "')");
       // The rows it fills: the next block, every trailing dimension whole.
@@ -181,6 +203,8 @@ struct DatasetReader::Impl {
     if (!h5::has_attribute(src, "num_positions") || uint64_t(h5::read_int_attribute(src, "num_positions", source)) != rows ||
         H5Lexists(src, e.name, H5P_DEFAULT) <= 0)
       throw Error(stale);
+    if (H5L_info_t link{}; H5Lget_info(src, e.name, &link, H5P_DEFAULT) < 0 || link.type != H5L_TYPE_HARD)
+      throw Error(joined_from + ", whose '" + name + "' is not stored in that file itself");
     h5::Handle ds(h5::check(H5Dopen2(src, e.name, H5P_DEFAULT), source, "open dataset " + name));
     h5::Handle dcpl(h5::check(H5Dget_create_plist(ds), source, name));
     const H5D_layout_t layout = H5Pget_layout(dcpl);
@@ -268,6 +292,7 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
                   std::to_string(d.positions));
   }
   if (H5Lexists(d.file, GAMES_GROUP, H5P_DEFAULT) <= 0) throw Error(path + ": group 'games' is missing");
+  check_hard_link(d.file, GAMES_GROUP, path, "group 'games'");
   h5::Handle group(h5::check(H5Gopen2(d.file, GAMES_GROUP, H5P_DEFAULT), path, "open group games"));
   const std::string prefix = std::string(GAMES_GROUP) + "/";
   for (const auto& e : GAME_COLUMNS) {

@@ -276,7 +276,9 @@ DatasetWriter::DatasetWriter(const std::string& path, ThreadPool& pool) : impl_(
   h5::configure_library();
   Impl& d = *impl_;
   h5::Handle fcpl(h5::check(H5Pcreate(H5P_FILE_CREATE), path, "file properties"));
-  d.file = h5::Handle(H5Fcreate(d.atomic.temp().c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));
+  // The temporary is made here, new and not through a link; HDF5 opens that file (its own
+  // create would follow a link planted under the temporary's name and truncate its target).
+  d.file = h5::Handle(H5Fcreate(d.atomic.created_name().c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));
   h5::check(d.file.get(), path, "cannot create '" + d.atomic.temp() + "'");
   d.create_columns(d.file, ROW_COLUMNS, ROWS_PER_COLUMN_CHUNK, [&](auto fn) { d.for_each_row_column(fn); });
   h5::Handle gcpl(h5::check(H5Pcreate(H5P_GROUP_CREATE), path, "group properties"));

@@ -83,16 +83,27 @@ void Gallery::add_illegal_pick(const chess::Position& pos, int index, const floa
   picks_[size_t(reason)].push_back(describe(pos, chess::MoveList(pos), index, probs, where));
 }
 
+namespace {
+constexpr const char* MOST_ILLEGAL_MASS = "most-illegal-mass";
+std::string picks_group_name(int reason) { return "illegal-picks-" + file_stem(reason_name(reason)); }
+}  // namespace
+
+std::vector<std::string> gallery_file_names() {
+  std::vector<std::string> names{std::string(MOST_ILLEGAL_MASS) + ".svg"};
+  for (int reason = 0; reason < REASON_NB; ++reason) names.push_back(picks_group_name(reason) + ".svg");
+  return names;
+}
+
 std::vector<MistakeGroup> Gallery::groups() const {
   std::vector<MistakeGroup> groups;
   if (!by_mass_.empty()) {
-    MistakeGroup g{"most-illegal-mass", "Held-out positions with the most probability on illegal moves", by_mass_};
+    MistakeGroup g{MOST_ILLEGAL_MASS, "Held-out positions with the most probability on illegal moves", by_mass_};
     std::sort(g.mistakes.begin(), g.mistakes.end(), less_mass);
     groups.push_back(std::move(g));
   }
   for (int reason = 0; reason < REASON_NB; ++reason) {
     if (picks_[size_t(reason)].empty()) continue;
-    groups.push_back({"illegal-picks-" + file_stem(reason_name(reason)),
+    groups.push_back({picks_group_name(reason),
                       std::string("Illegal picks in games: ") + reason_name(reason), picks_[size_t(reason)]});
   }
   return groups;

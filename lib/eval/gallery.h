@@ -51,6 +51,10 @@ class Gallery {
   std::array<std::vector<Mistake>, REASON_NB> picks_;
 };
 
+// Every file name a gallery may write (each group's name + ".svg"), whichever groups a run
+// fills: an input under one of them is refused before the run, not replaced after it.
+std::vector<std::string> gallery_file_names();
+
 // One image per group: a grid of boards, each with its caption line.
 std::string gallery_svg(const MistakeGroup& group);
 

@@ -3,6 +3,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -121,15 +125,16 @@ void write_picture(const std::string& path, const std::string& svg, Outputs& out
     outputs.add(std::move(out));
     return;
   }
-  AtomicPath svg_file(path + ".svg");
-  {
-    OutputFile out(svg_file.temp());
-    out.write(svg);
-    out.commit();
-  }
+  // rsvg-convert reads the SVG from an unnamed file and writes the PNG to its stdout, the
+  // temporary this tool created (new, not through a link): it opens no file by name, so a link
+  // planted under a predictable name is never written through. No shell, no file names at all.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> svg_file(std::tmpfile(), std::fclose);
+  if (!svg_file || std::fwrite(svg.data(), 1, svg.size(), svg_file.get()) != svg.size() ||
+      std::fflush(svg_file.get()) != 0 || std::fseek(svg_file.get(), 0, SEEK_SET) != 0)
+    throw Error("cannot write '" + path + "': cannot make an unnamed temporary file for the SVG: " +
+                std::strerror(errno));
   auto target = std::make_unique<AtomicPath>(path);
-  // No shell: the names go to rsvg-convert as arguments, whatever characters they hold.
-  if (run_program({"rsvg-convert", "-f", "png", "-o", path_argument(target->temp()), path_argument(svg_file.temp())}) != 0)
+  if (run_program({"rsvg-convert", "-f", "png"}, fileno(svg_file.get()), target->create()) != 0)
     throw Error("cannot write '" + path +
                 "': rsvg-convert (Debian package librsvg2-bin) failed or is missing; use .svg");
   outputs.add(std::move(target));

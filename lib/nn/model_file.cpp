@@ -70,7 +70,7 @@ class TensorFile {
 // The tensors of one file, read on demand, with the names used so far (a file may hold no other).
 class TensorSource {
  public:
-  explicit TensorSource(const std::string& path) : file_(path) {}
+  explicit TensorSource(const std::string& path, const safetensors::Limits& limits = {}) : file_(path, limits) {}
   const safetensors::Reader& file() const { return file_; }
   const std::string& path() const { return file_.path(); }
 
@@ -244,7 +244,9 @@ void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyN
 TrainState load_checkpoint(const std::string& path, const ModelConfig& expected, PolicyNet& net,
                            torch::optim::Optimizer& optimizer, const torch::Device& device) {
   (void)device;  // the net and optimizer are already there: tensors are copied onto theirs
-  TensorSource source(path);
+  safetensors::Limits run_file;  // a run folder's own file: never read through a link
+  run_file.follow_links = false;
+  TensorSource source(path, run_file);
   check_format(source.file(), CHECKPOINT_FORMAT);
   const ModelConfig config = config_of(source);
   if (config.to_json() != expected.resolved().to_json())

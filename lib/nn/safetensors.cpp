@@ -77,7 +77,9 @@ std::string printable(const std::string& text) {
 
 Reader::Reader(std::string path, const Limits& limits) : path_(std::move(path)) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; only a regular file is read.
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | (limits.follow_links ? 0 : O_NOFOLLOW));
+  if (fd_ < 0 && errno == ELOOP && !limits.follow_links)
+    throw Error(path_ + ": cannot read: a symbolic link (a run's files are never read through one)");
   if (fd_ < 0) throw Error(path_ + ": cannot read: " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd_, &st) != 0) throw Error(path_ + ": cannot read: " + std::strerror(errno));

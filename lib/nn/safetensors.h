@@ -29,6 +29,9 @@ struct Limits {
   size_t max_tensors = 100'000;
   size_t max_rank = 8;
   uint64_t max_data_bytes = uint64_t(16) << 30;
+  // false for a file of the tool's own in a run folder (a checkpoint): read by the run-file
+  // rules, never through a symbolic link planted under its name.
+  bool follow_links = true;
 };
 
 struct TensorInfo {

@@ -372,7 +372,13 @@ std::string run_evaluate(const EvaluateOptions& o) {
     std::vector<NamedPath> inputs{{"--model", o.model}};
     for (const auto& d : o.data) inputs.push_back({"--data", d});
     for (const auto& p : o.positions) inputs.push_back({"--positions", p});
-    check_outputs_are_not_inputs({{"--report", o.report}, {"--picture", o.picture}}, inputs);
+    std::vector<NamedPath> outputs{{"--report", o.report}, {"--picture", o.picture}};
+    // The gallery's pictures replace what lies under their names (a link itself, not what it
+    // points to): an input there, or the report or picture, would be lost.
+    if (!o.gallery.empty())
+      for (const std::string& name : eval::gallery_file_names())
+        outputs.push_back({"--gallery", o.gallery + "/" + name, Links::REPLACE});
+    check_outputs_are_not_inputs(outputs, inputs);
     std::error_code ec;
     if (!o.gallery.empty() && std::filesystem::exists(o.gallery, ec) && !std::filesystem::is_directory(o.gallery, ec))
       throw Error("--gallery '" + o.gallery + "' is a file; it must be a folder");

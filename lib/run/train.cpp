@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "data/dataset_identity.h"
 #include "data/dataset_reader.h"
 #include "encode/encode.h"
 #include "train/batches.h"
@@ -70,8 +71,19 @@ void set_lr(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
+// options.json's "data_files" and "val_files": each file's resolved path, counts and
+// fingerprint, by which --resume knows the data, whatever its path is spelled as.
+nlohmann::json data_identities(const std::vector<std::string>& paths) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& path : paths) {
+    const data::DatasetIdentity id = data::dataset_identity(path);
+    files.push_back({{"path", id.path}, {"positions", id.positions}, {"games", id.games}, {"fingerprint", id.fingerprint}});
+  }
+  return files;
+}
+
 std::string options_json(const TrainOptions& o, const ModelConfig& model, Precision precision, int64_t total_steps,
-                         size_t train_rows, size_t val_rows) {
+                         size_t train_rows, size_t val_rows, const nlohmann::json& identities) {
   nlohmann::ordered_json j = provenance_json("train", o.command_line);
   j["data"] = o.data;
   j["val"] = o.val;
@@ -103,6 +115,8 @@ std::string options_json(const TrainOptions& o, const ModelConfig& model, Precis
   j["seed"] = o.seed;
   j["train_positions"] = train_rows;
   j["val_positions"] = val_rows;
+  j["data_files"] = identities["data_files"];
+  j["val_files"] = identities["val_files"];
   return j.dump(2);
 }
 
@@ -514,7 +528,8 @@ TrainResult run_train(const TrainOptions& given) {
   if (!o.report.empty() && o.ranks.is_main()) check_output_writable({"--report", o.report});
   RunFolder folder(o.out, o.resume, o.force, inputs);
   if (o.ranks.is_main()) folder.lock();
-  if (o.resume) folder.check_resumed_options(options_json(o, model, precision, 0, 0, 0));
+  const nlohmann::json identities = {{"data_files", data_identities(o.data)}, {"val_files", data_identities(o.val)}};
+  if (o.resume) folder.check_resumed_options(options_json(o, model, precision, 0, 0, 0, identities));
 
   configure_threads(o.threads);
   keep_freed_memory();
@@ -539,7 +554,8 @@ TrainResult run_train(const TrainOptions& given) {
     state = load_checkpoint(folder.checkpoint_path(), model, *net, *optimizer, device);
     folder.checkpoint_written(state.step);
   }
-  const std::string options = options_json(o, model, precision, total_steps, data.train_positions, data.val_positions);
+  const std::string options =
+      options_json(o, model, precision, total_steps, data.train_positions, data.val_positions, identities);
   if (ranks.is_main()) folder.start(options, metrics_header());
   if (verbose) {
     if (o.device == "auto" && !device.is_cuda()) say("train: --device auto: {}: running on the CPU\n", cpu_fallback_reason());

@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include "util/error.h"
+#include "util/text.h"
 
 namespace legalnet::train {
 namespace {
@@ -41,8 +42,6 @@ struct KeptOption {
   const char* option;
 };
 constexpr KeptOption KEPT_OPTIONS[] = {
-    {"data", "--data"},
-    {"val", "--val"},
     {"val_fraction", "--val-fraction"},
     {"val_max", "--val-max"},
     {"batch_size", "--batch-size"},
@@ -69,8 +68,22 @@ constexpr KeptOption MODEL_OPTIONS[] = {
 };
 
 std::string shown(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return printable(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 200);
 }
+
+// The datasets, named by options.json's "data" and "val" as spelled on the command line, and
+// known by "data_files" and "val_files": each file's resolved path, row and game counts and
+// content fingerprint (data/dataset_identity.h). A run resumes on the same files holding the
+// same rows, whatever the spelling: ./d.h5 for d.h5, an absolute path after a Slurm requeue.
+struct KeptData {
+  const char* key;        // the spelling as given
+  const char* files_key;  // the identities
+  const char* option;
+};
+constexpr KeptData KEPT_DATA[] = {{"data", "data_files", "--data"}, {"val", "val_files", "--val"}};
+
+// The largest options.json a run reads back (train writes a few KB).
+constexpr uint64_t MAX_OPTIONS_BYTES = uint64_t(1) << 20;
 
 // The file that marks replaced/ as train's own: a folder without it (the user's, or a link
 // planted in a shared folder) is never deleted, moved into or written through.
@@ -128,6 +141,39 @@ double wall_time() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// Refuses other files than the run's (by resolved path), or its files holding other rows.
+void check_same_data(const std::string& options_path, const nlohmann::json& run, const nlohmann::json& now,
+                     const KeptData& kept) {
+  const char *key = kept.key, *files_key = kept.files_key, *option = kept.option;
+  const nlohmann::json& was = run[files_key];
+  const nlohmann::json& is = now[files_key];
+  const std::string resumed = " in the run being resumed ('" + options_path + "')";
+  // Other files: by their resolved paths (a spelling that names the same file is the same).
+  auto path_of = [](const nlohmann::json& entry) {
+    return entry.is_object() && entry.contains("path") && entry["path"].is_string() ? entry["path"].get<std::string>()
+                                                                                     : std::string();
+  };
+  bool same_files = was.is_array() && was.size() == is.size();
+  for (size_t i = 0; same_files && i < is.size(); ++i) same_files = path_of(was[i]) == path_of(is[i]);
+  if (!same_files) {
+    std::string detail;
+    for (size_t i = 0; i < is.size() && detail.empty(); ++i)
+      if (!was.is_array() || i >= was.size() || path_of(was[i]) != path_of(is[i]))
+        detail = "'" + printable(path_of(is[i])) + "' is not " +
+                 (was.is_array() && i < was.size() ? "'" + printable(path_of(was[i])) + "'" : std::string("among its files"));
+    if (detail.empty()) detail = "fewer files";
+    throw Error("--resume: " + std::string(option) + " is " + shown(now[key]) + " here but " + shown(run[key]) +
+                resumed + ": other files (" + detail + "); resume with the run's data, or start a new run");
+  // The same files: they must still hold the rows the run began with.
+  for (size_t i = 0; i < is.size(); ++i) {
+    if (was[i] == is[i]) continue;
+    auto described = [](const nlohmann::json& e) {
+      auto field = [&](const char* name) { return e.contains(name) ? shown(e[name]) : std::string("?"); };
+      return field("positions") + " positions, " + field("games") + " games, fingerprint " + field("fingerprint");
+    };
+    throw Error("--resume: " + std::string(option) + " '" + printable(path_of(is[i])) +
+                "' holds other data than when the run began (" + described(is[i]) + " now, " + described(was[i]) +
+                resumed + "); resume with the run's data, or start a new run");
 }  // namespace
 
 RunFolder::RunFolder(std::string path, bool resume, bool force, const std::vector<NamedPath>& inputs)
@@ -182,26 +228,48 @@ void RunFolder::lock() {
 }
 
 void RunFolder::check_resumed_options(const std::string& options_json) const {
-  std::ifstream in(options_path());
-  if (!in) throw Error("--resume: cannot read '" + options_path() + "': the run's options cannot be compared");
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string text;
+  try {
+    text = read_run_file(options_path(), MAX_OPTIONS_BYTES);
+  } catch (const Error& e) {
+    throw Error("--resume: " + std::string(e.what()) + "; the run's options cannot be compared");
+  }
   nlohmann::json run;
   try {
-    run = nlohmann::json::parse(text.str());
+    run = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(options_path() + ": not JSON (" + e.what() + ")");
+    throw Error(options_path() + ": not JSON (" + printable(e.what()) + ")");
   }
   if (!run.is_object()) throw Error(options_path() + ": not a JSON object");
   const nlohmann::json now = nlohmann::json::parse(options_json);
+  // Every option this run would record must be there to be compared: a key missing (an
+  // options.json edited, emptied, or written before the key existed) is refused, not skipped.
+  auto require = [&](const nlohmann::json& was, const char* key, const std::string& where) {
+    if (!was.contains(key))
+      throw Error("--resume: '" + options_path() + "' has no " + where + "'" + key +
+                  "' (edited, or written by an earlier legalnet): the run's options cannot be compared; start a new "
+                  "run, or replace this one with --force");
+  };
+  for (const KeptData& kept : KEPT_DATA) {
+    require(run, kept.key, "");
+    require(run, kept.files_key, "");
+  }
+  for (const KeptOption& kept : KEPT_OPTIONS)
+    if (now.contains(kept.key)) require(run, kept.key, "");
+  if (now.contains("model")) {
+    require(run, "model", "");
+    if (!run["model"].is_object()) throw Error(options_path() + ": 'model' is not a JSON object");
+    for (const KeptOption& kept : MODEL_OPTIONS)
+      if (now["model"].contains(kept.key)) require(run["model"], kept.key, "'model' key ");
+  }
+  for (const KeptData& kept : KEPT_DATA) check_same_data(options_path(), run, now, kept);
   auto differs = [&](const nlohmann::json& was, const nlohmann::json& is, const KeptOption& kept) {
-    // A key an older legalnet did not write cannot be compared.
-    if (!was.contains(kept.key) || !is.contains(kept.key) || was[kept.key] == is[kept.key]) return;
+    if (!is.contains(kept.key) || was[kept.key] == is[kept.key]) return;
     throw Error("--resume: " + std::string(kept.option) + " is " + shown(is[kept.key]) + " here but " +
                 shown(was[kept.key]) + " in the run being resumed ('" + options_path() +
                 "'); resume with the run's value, or start a new run");
   };
-  if (run.contains("model") && run["model"].is_object() && now.contains("model"))
+  if (now.contains("model"))
     for (const KeptOption& kept : MODEL_OPTIONS) differs(run["model"], now["model"], kept);
   for (const KeptOption& kept : KEPT_OPTIONS) differs(run, now, kept);
 }

@@ -31,6 +31,9 @@ class RunFolder {
   // --resume: `options_json` (what options_json() makes of this command line) must agree with
   // the run's options.json on every option that decides what the run learns; the ones that
   // only say how long or where it runs may change. Names the first option that differs.
+  // The data too: the same files (by resolved path) holding the same rows (counts and a
+  // fingerprint), whatever the paths' spelling. options.json is read by the run-file rules
+  // (util/files.h read_run_file), and one that lacks a key to compare is refused.
   void check_resumed_options(const std::string& options_json) const;
 
   std::string model_path() const { return path_ + "/model.safetensors"; }

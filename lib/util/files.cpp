@@ -76,10 +76,12 @@ std::string follow_links(std::string path) {
   throw Error("'" + path + "': too many levels of symbolic links");
 }
 
-// The same file: by device and inode when both exist, else by resolved absolute path.
-bool same_file(const std::string& a, const std::string& b) {
+// The same file: by device and inode when both exist, else by resolved absolute path. An
+// output that REPLACEs a link under its name is the link itself, not what it points to.
+bool same_file(const std::string& a, const std::string& b, Links a_links = Links::FOLLOW) {
   struct stat sa, sb;
-  const bool a_exists = stat(a.c_str(), &sa) == 0, b_exists = stat(b.c_str(), &sb) == 0;
+  const bool a_exists = (a_links == Links::REPLACE ? lstat(a.c_str(), &sa) : stat(a.c_str(), &sa)) == 0,
+             b_exists = stat(b.c_str(), &sb) == 0;
   if (a_exists && b_exists) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   if (a_exists != b_exists) return false;
   std::error_code ec1, ec2;
@@ -95,7 +97,7 @@ void check_outputs_are_not_inputs(const std::vector<NamedPath>& outputs, const s
     const NamedPath& out = outputs[i];
     if (out.path.empty() || out.path == "-") continue;
     for (const NamedPath& in : inputs)
-      if (!in.path.empty() && in.path != "-" && same_file(out.path, in.path))
+      if (!in.path.empty() && in.path != "-" && same_file(out.path, in.path, out.links))
         throw Error(out.option + " '" + out.path + "' is also an input of this run (" + in.option + " '" + in.path +
                     "'); writing it would destroy what is being read");
     for (size_t j = 0; j < i; ++j)
@@ -186,6 +188,14 @@ bool is_stream_target(const std::string& path) {
   return S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode);
 }
 
+namespace {
+// target + ".tmp.<pid>.<n>", n counting up over the process.
+std::string temp_name(const std::string& target) {
+  static std::atomic<int> counter{0};
+  return target + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+}
+}  // namespace
+
 void install_temp_file_cleanup() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -209,20 +219,50 @@ AtomicPath::AtomicPath(std::string target, Links links)
     if (!S_ISREG(st.st_mode))
       throw Error("'" + target + "' is a device, FIFO or socket; this output must be a regular file");
   }
-  static std::atomic<int> counter{0};
   install_temp_file_cleanup();
-  temp_ = target_ + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+  temp_ = temp_name(target_);
   slot_ = register_temp(temp_);
 }
 
 AtomicPath::~AtomicPath() {
+  if (fd_ >= 0) close(fd_);
   if (!committed_) unlink(temp_.c_str());
   unregister_temp(slot_);
+}
+
+int AtomicPath::create() {
+  if (fd_ >= 0) return fd_;
+  // A name someone took first (a file or a link planted for a range of process ids) is left
+  // alone: the next number is tried.
+  for (int tries = 0;; ++tries) {
+    fd_ = open(temp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd_ >= 0) return fd_;
+    if (errno != EEXIST || tries == 1000)
+      throw Error("cannot create '" + temp_ + "' (for '" + target_ + "'): " + errno_text());
+    unregister_temp(slot_);
+    temp_ = temp_name(target_);
+    slot_ = register_temp(temp_);
+  }
+}
+
+std::string AtomicPath::created_name() {
+  const int fd = create();
+  const std::string name = "/proc/self/fd/" + std::to_string(fd);
+  struct stat by_name, by_fd;
+  if (stat(name.c_str(), &by_name) == 0 && fstat(fd, &by_fd) == 0 && by_name.st_dev == by_fd.st_dev &&
+      by_name.st_ino == by_fd.st_ino)
+    return name;
+  return temp_;  // no /proc: the name this process has just created, in the target's folder
 }
 
 void AtomicPath::sync() {
   if (synced_) return;
   // The data must be on disk before the name says the file is complete.
+  if (fd_ >= 0) {
+    if (fsync(fd_) != 0 && errno != EINVAL) throw Error("cannot sync '" + temp_ + "': " + errno_text());
+    synced_ = true;
+    return;
+  }
   const int fd = open(temp_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL)) {
     const std::string why = errno_text();
@@ -269,7 +309,7 @@ OutputFile::OutputFile(const std::string& path, Links links) : path_(path) {
   } else {
     atomic_ = std::make_unique<AtomicPath>(path, links);
     // A new file, never one planted under the temporary's (predictable) name, nor a link there.
-    const int fd = open(atomic_->temp().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    const int fd = fcntl(atomic_->create(), F_DUPFD_CLOEXEC, 0);
     file_ = fd < 0 ? nullptr : fdopen(fd, "wb");
     if (!file_ && fd >= 0) close(fd);
     if (!file_) throw Error("cannot create '" + atomic_->temp() + "' (for '" + path + "'): " + errno_text());
@@ -376,6 +416,55 @@ void Outputs::add(std::unique_ptr<AtomicPath> path) {
 void Outputs::commit() {
   for (auto& file : files_) file->commit();
   for (auto& path : paths_) path->commit();
+}
+
+// ---------------------------------------------------------------------------------------
+// Run files
+
+int open_run_file(const std::string& path, uint64_t max_bytes) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const std::string why = errno == ELOOP ? std::string("a symbolic link (a run's files are never read through one)")
+                                           : errno_text();
+    throw Error("cannot read '" + printable(path) + "': " + why);
+  }
+  struct stat st;
+  std::string why;
+  if (fstat(fd, &st) != 0)
+    why = errno_text();
+  else if (!S_ISREG(st.st_mode))
+    why = "not a regular file (a device, FIFO or socket is never read as a run's file)";
+  else if (uint64_t(st.st_size) > max_bytes)
+    why = std::to_string(st.st_size) + " bytes, more than such a file can hold (" + std::to_string(max_bytes) + ")";
+  if (!why.empty()) {
+    close(fd);
+    throw Error("cannot read '" + printable(path) + "': " + why);
+  }
+  return fd;
+}
+
+std::string read_run_file(const std::string& path, uint64_t max_bytes) {
+  const int fd = open_run_file(path, max_bytes);
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const std::string why = errno_text();
+      close(fd);
+      throw Error("cannot read '" + printable(path) + "': " + why);
+    }
+    if (n == 0) break;
+    text.append(buffer, size_t(n));
+    if (text.size() > max_bytes) {  // grown since it was measured
+      close(fd);
+      throw Error("cannot read '" + printable(path) + "': more than such a file can hold (" +
+                  std::to_string(max_bytes) + " bytes)");
+    }
+  }
+  close(fd);
+  return text;
 }
 
 // ---------------------------------------------------------------------------------------

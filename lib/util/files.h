@@ -1,6 +1,7 @@
 // Files that are never seen half-written, and streams that (de)compress gzip and zstd.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -29,6 +30,15 @@ class AtomicPath {
 
   const std::string& temp() const { return temp_; }
   const std::string& target() const { return target_; }
+  // Creates the temporary as a new file (O_CREAT | O_EXCL | O_NOFOLLOW: never a file or link
+  // planted under its predictable name) and returns its descriptor, owned here until the
+  // destructor or commit(). For writers that take a descriptor (a helper's stdout).
+  int create();
+  // create(), then a name that opens that very file and no other: /proc/self/fd/N (a writer
+  // such as HDF5 that takes only a name and opens it with O_TRUNC, following links, reaches
+  // the file created here even if someone swaps what lies under the temporary's name).
+  // Where /proc is not mounted, the temporary's own name.
+  std::string created_name();
   // Puts the temporary's data on disk (once); throws legalnet::Error on failure.
   void sync();
   // sync(), then renames the temporary onto the target; throws legalnet::Error on failure.
@@ -38,6 +48,7 @@ class AtomicPath {
   std::string target_;
   std::string temp_;
   int slot_ = -1;  // entry in the signal handler's list of paths to remove
+  int fd_ = -1;    // the temporary, once create() made it
   bool synced_ = false, committed_ = false;
 };
 
@@ -45,6 +56,7 @@ class AtomicPath {
 struct NamedPath {
   std::string option;  // "--out", "--in", ...
   std::string path;    // "-" (stdin/stdout) is never compared
+  Links links = Links::FOLLOW;  // an output: REPLACE when the rename replaces a link itself
 };
 
 // Refuses, before any work, an output that is also an input of the same run (the same file,
@@ -131,6 +143,15 @@ class InputFile {
   std::FILE* file_ = nullptr;
   std::unique_ptr<Decoder> decoder_;
 };
+
+// A file of the tool's own read by the run-file rules (a run's options.json, a checkpoint): a
+// regular file, never through a symbolic link (O_NOFOLLOW), opened without waiting (O_NONBLOCK:
+// a FIFO planted there never blocks), at most `max_bytes` (a link to /dev/zero or a grown
+// file never fills memory). Throws legalnet::Error naming the file and the rule it breaks.
+std::string read_run_file(const std::string& path, uint64_t max_bytes);
+// The same rules, for a reader that takes the descriptor: returns it, open, checked and
+// owned by the caller.
+int open_run_file(const std::string& path, uint64_t max_bytes);
 
 // Removes every registered temporary file, then restores the default action and re-raises;
 // installed once by the first AtomicPath.

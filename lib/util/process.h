@@ -8,13 +8,11 @@
 
 namespace legalnet {
 
-// Runs argv[0] (looked up in PATH) with the arguments argv[1..], stdin and stdout and stderr
-// on /dev/null, and waits for it. Returns its exit status; -1 when it could not be started
-// (not installed) or was ended by a signal.
-int run_program(const std::vector<std::string>& argv);
-
-// A path as an argument that no program reads as an option: "-x.png" becomes "./-x.png".
-std::string path_argument(const std::string& path);
+// Runs argv[0] (looked up in PATH) with the arguments argv[1..], stdin and stdout on the given
+// descriptors (-1: /dev/null) and stderr on /dev/null, and waits for it. Returns its exit
+// status; -1 when it could not be started (not installed) or was ended by a signal. A helper
+// that writes a file writes to a descriptor the tool made, never to a name it opens itself.
+int run_program(const std::vector<std::string>& argv, int stdin_fd = -1, int stdout_fd = -1);
 
 // Sets the OpenMP wait policy to PASSIVE with a short spin (GOMP_SPINCOUNT=10000, about 0.1 ms)
 // unless the user chose a policy, by re-executing the program: libgomp reads them only at

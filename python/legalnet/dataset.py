@@ -63,6 +63,10 @@ def _check_storage(path, f):
             at = f"{path}: dataset '{name}' is joined from '{source.file_name}'"
             if "%" in source.file_name or source.dset_name.lstrip("/") != name or "/" in name:
                 raise ValueError(f"{at}, not as tensorize merge joins shards")
+            # A plain file name, the shard beside the file: an absolute name or one with a folder
+            # could be any file on the machine.
+            if "/" in source.file_name or source.file_name == "..":
+                raise ValueError(f"{at}, which is not beside it (merge joins only shards in the file's own folder)")
             shard = os.path.join(folder, source.file_name)
             if not os.path.isfile(shard):
                 raise ValueError(f"{at}, which is missing or not a regular file")
@@ -73,15 +77,27 @@ def _check_storage(path, f):
             except OSError:
                 raise ValueError(f"{at}, which is not a legalnet dataset") from None
             with s:
-                column = s.get(name)
+                column = s.get(name) if isinstance(s.get(name, getlink=True), h5py.HardLink) else None
                 if not isinstance(column, h5py.Dataset) or column.is_virtual or column.external:
                     raise ValueError(f"{at}, whose '{name}' is not stored in that file itself")
+
+
+def _check_hard_link(path, f, name):
+    """Only a hard link, to an object of this file: h5py would follow a soft link to another name
+    and an external link into another file (any file on the machine, or a FIFO that never ends)."""
+    link = f.get(name, getlink=True)
+    if link is None or isinstance(link, h5py.HardLink):
+        return
+    kind = ("an external link (into another file)" if isinstance(link, h5py.ExternalLink)
+            else "a soft link (to another name)" if isinstance(link, h5py.SoftLink) else "a user-defined link")
+    raise ValueError(f"{path}: dataset '{name}' is {kind}; only the file's own datasets are read")
 
 
 def _check_columns(path, f):
     """The row columns the readers use: present, integer, one row shape, one row count."""
     rows = None
     for name, tail in ROW_SHAPES.items():
+        _check_hard_link(path, f, name)
         column = f.get(name)
         if not isinstance(column, h5py.Dataset):
             raise ValueError(f"{path}: no dataset '{name}' (not a legalnet dataset)")

@@ -65,11 +65,30 @@ class StorageOutsideTheFile(unittest.TestCase):
         self.refused(path, "dataset 'games/plies' keeps its values in an external file; "
                            "only data inside the file is read")
 
+    def test_columns_through_links_are_refused(self):
+        # A soft link reads another name, an external link another file (a FIFO: for ever).
+        cases = [("link-external.h5", h5py.ExternalLink("d.h5", "/castling"), "an external link (into another file)"),
+                 ("link-soft.h5", h5py.SoftLink("/en_passant"), "a soft link (to another name)")]
+        for name, link, kind in cases:
+            with self.subTest(name):
+                path = os.path.join(self.tmp, name)
+                shutil.copy(self.data, path)
+                with h5py.File(path, "r+") as f:
+                    del f["castling"]
+                    f["castling"] = link
+                self.refused(path, f"dataset 'castling' is {kind}; only the file's own datasets are read")
+
     def test_foreign_virtual_sources_are_refused(self):
         os.symlink("vds-self.h5", os.path.join(self.tmp, "alias.h5"))
         cases = [("vds-self.h5", "alias.h5", "castling", "which is this file itself"),
                  ("vds-dir.h5", ".", "castling", "which is missing or not a regular file"),
-                 ("vds-passwd.h5", "/etc/passwd", "castling", "which is not a legalnet dataset"),
+                 ("vds-passwd.h5", "/etc/passwd", "castling",
+                  "which is not beside it (merge joins only shards in the file's own folder)"),
+                 ("vds-parent.h5", "../d.h5", "castling",
+                  "which is not beside it (merge joins only shards in the file's own folder)"),
+                 ("vds-sub.h5", "sub/d.h5", "castling",
+                  "which is not beside it (merge joins only shards in the file's own folder)"),
+                 ("vds-foreign.h5", "secret.txt", "castling", "which is not a legalnet dataset"),
                  ("vds-rename.h5", "d.h5", "en_passant", "not as tensorize merge joins shards"),
                  ("vds-nested.h5", "ext.h5", "castling", "whose 'castling' is not stored in that file itself")]
         self.forge("ext.h5", "castling", external=[("secret.txt", 0, h5py.h5f.UNLIMITED)])

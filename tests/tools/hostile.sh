@@ -20,17 +20,21 @@ fail() {
 
 snapshot() { find . -type f ! -name '*.log' -print0 | sort -z | xargs -0 -r sha256sum; }
 
-# expect STATUS REGEX CMD...: one case of the table.
+# expect STATUS REGEX CMD...: one case of the table. Every case runs under a time limit
+# (HOSTILE_TIMEOUT seconds, 60 by default): a tool that waits for ever on a FIFO or reads
+# /dev/zero for ever fails its case instead of hanging the suite.
 expect() {
   local status=$1 regex=$2
   shift 2
   cases=$((cases + 1))
   local before after err rc
   before=$(snapshot)
-  err=$("$@" 2>&1 >/dev/null </dev/null)
+  err=$(timeout -k 5 "${HOSTILE_TIMEOUT:-60}" "$@" 2>&1 >/dev/null </dev/null)
   rc=$?
   after=$(snapshot)
-  if ((rc >= 128)); then
+  if ((rc == 124 || rc == 137)); then
+    fail "$*: no answer within ${HOSTILE_TIMEOUT:-60} s (a hang): $err"
+  elif ((rc >= 128)); then
     fail "$* ended by signal $((rc - 128)): $err"
   elif ((rc != status)); then
     fail "$*: exit $rc, expected $status: $err"
@@ -618,6 +622,231 @@ expect 1 "^evaluate: --uci answers on stdin and stdout; it takes no --games, --f
   "$bin/evaluate" --uci --model model.safetensors --games 3 --fen startpos
 expect 1 "^evaluate: --seed 4294967296 is above 2147483647, the largest value of the UCI option Seed$" \
   "$bin/evaluate" --uci --model model.safetensors --seed 4294967296
+
+# ---------------------------------------------------------------------------------------------
+# Issue 35, classes 1, 4, 5, 6 and 7: planted links at temporaries, run-folder files, HDF5 links
+# and virtual sources, data loss, resume by data. (Every case under expect's time limit.)
+
+# 35.1 Writes through a planted link. Someone who can write in the output's folder plants
+# links under every temporary name a tool started in the next moments could choose
+# (TARGET.tmp.<pid>.<n>): each temporary is created new (O_EXCL | O_NOFOLLOW) and a name taken
+# first is skipped, so the tool succeeds and what the links point to stays as it was.
+plant() {  # plant TARGET VICTIM
+  perl -e 'for my $p ($$ .. $$ + 3000) { for my $n (0 .. 2) { symlink($ARGV[1], "$ARGV[0].tmp.$p.$n") or die "$!" } }' \
+    "$1" "$2"
+}
+unplant() { find "$(dirname "$1")" -maxdepth 1 -name "$(basename "$1").tmp.*" -type l -delete; }
+# planted_run TARGET... -- CMD...: runs CMD with links planted for every TARGET; it must succeed,
+# leave the victim as it was and write each TARGET as a regular file.
+planted_run() {
+  local targets=() target
+  while [[ $1 != -- ]]; do targets+=("$1"); shift; done
+  shift
+  cases=$((cases + 1))
+  printf 'victim\n' > p-victim.txt
+  for target in "${targets[@]}"; do plant "$target" "$work/p-victim.txt"; done
+  if ! err=$(timeout -k 5 120 "$@" 2>&1 >/dev/null </dev/null); then
+    fail "$* with links planted at its temporaries: $err"
+  fi
+  [[ $(cat p-victim.txt) == victim ]] || fail "$*: wrote through a link planted at a temporary's name"
+  for target in "${targets[@]}"; do
+    [[ -f $target && ! -L $target ]] || fail "$*: did not write $target"
+    unplant "$target"
+  done
+  rm -f p-victim.txt
+}
+hdf5_magic() { [[ $(head -c 4 -- "$1" | od -An -c | tr -d ' ') == '211HDF' ]]; }
+planted_run p-data.h5 -- "$bin/tensorize" -q --in games.pgn --out p-data.h5
+hdf5_magic p-data.h5 || fail "tensorize with planted links wrote no HDF5 file"
+planted_run p-split.train.h5 p-split.val.h5 -- "$bin/tensorize" -q --in games.pgn --out p-split.h5 --split 0.5,0.5
+cp p-data.h5 p-shard.h5
+planted_run p-joined.h5 -- "$bin/tensorize" -q merge --out p-joined.h5 p-data.h5 p-shard.h5
+planted_run p-copied.h5 -- "$bin/tensorize" -q merge --copy --out p-copied.h5 p-data.h5 p-shard.h5
+planted_run p-board.png -- "$bin/evaluate" -q --model model.safetensors --fen startpos --picture p-board.png --device cpu
+[[ $(head -c 4 p-board.png | od -An -c | tr -d ' ') == 211PNG ]] || fail "evaluate --picture with planted links wrote no PNG"
+[[ ! -e p-board.png.svg ]] || fail "evaluate --picture left its SVG beside the picture"
+if [[ -n $python ]]; then
+  mkdir p-report
+  "$bin/evaluate" -q --model model.safetensors --data data.h5 --games 2 --gallery p-report --report p-report/report.json \
+    --device cpu >/dev/null 2>&1
+  planted_run p-report/report.html -- "$python" "$src/scripts/report-html" p-report
+  rm -rf p-report
+fi
+rm -f p-data.h5 p-split.train.h5 p-split.val.h5 p-shard.h5 p-joined.h5 p-copied.h5 p-board.png
+
+# 35.4 Run-folder files read by the run-file rules: a regular file, not through a link, opened
+# without waiting, within a size cap. (A link to /dev/zero once grew train for ever, a FIFO
+# made it wait for ever.)
+runfile() {  # runfile NAME SETUP REGEX: a copy of the run whose NAME SETUP made, resumed
+  rm -rf rf && cp -r run rf && rm -f "rf/$1" && (cd rf && eval "$2")
+  expect 1 "$3" "$bin/train" --data data.h5 --out rf --resume --arch mlp --hidden 16 --batch-size 16 --max-steps 4 \
+    --threads 1 --device cpu
+}
+runfile options.json "ln -s /dev/zero options.json" \
+  "^train: --resume: cannot read 'rf/options.json': a symbolic link \(a run's files are never read through one\); the run's options cannot be compared$"
+runfile options.json "mkfifo options.json" \
+  "^train: --resume: cannot read 'rf/options.json': not a regular file"
+runfile options.json "cp ../run/options.json real.json && ln -s real.json options.json" \
+  "^train: --resume: cannot read 'rf/options.json': a symbolic link"
+runfile options.json "printf '%2000000s' '' > options.json" \
+  "^train: --resume: cannot read 'rf/options.json': 2000000 bytes, more than such a file can hold \(1048576\)"
+runfile checkpoint.safetensors "ln -s /dev/zero checkpoint.safetensors" \
+  "^train: rf/checkpoint.safetensors: cannot read: a symbolic link \(a run's files are never read through one\)$"
+runfile checkpoint.safetensors "cp ../run/checkpoint.safetensors real.safetensors && ln -s real.safetensors checkpoint.safetensors" \
+  "^train: rf/checkpoint.safetensors: cannot read: a symbolic link"
+runfile checkpoint.safetensors "mkfifo checkpoint.safetensors" "^train: rf/checkpoint.safetensors: not a regular file$"
+ALLOW_NEW_FILES=1 runfile metrics.csv "mkfifo metrics.csv" "^train: cannot append to 'rf/metrics.csv': "
+rm -rf rf
+
+# 35.5 HDF5 by other doors: a column or group that is a soft or external link (HDF5 would
+# read another name, or another file: a FIFO waits for ever), and virtual sources named by an
+# absolute path or with a folder (the shards come only from the file's own folder). C++ and
+# Python refuse the same files.
+if [[ -n $python ]] && "$python" -c "import h5py" 2>/dev/null; then
+  mkfifo l-fifo.h5 && mkdir -p l-sub && cp data.h5 l-sub/data.h5
+  "$python" - "$work" <<'PY'
+import shutil, sys, h5py
+work = sys.argv[1]
+def forge(name, change):
+    shutil.copy("data.h5", name)
+    with h5py.File(name, "r+") as f:
+        change(f)
+def link(path, make):
+    def change(f):
+        del f[path]
+        f[path] = make
+    return change
+def virtual(column, file_name):
+    def change(f):
+        dtype, shape = f[column].dtype, f[column].shape
+        layout = h5py.VirtualLayout(shape=shape, dtype=dtype)
+        layout[...] = h5py.VirtualSource(file_name, column, shape=shape)
+        del f[column]
+        f.create_virtual_dataset(column, layout)
+    return change
+forge("l-external.h5", link("castling", h5py.ExternalLink("data.h5", "/castling")))
+forge("l-external-fifo.h5", link("positions", h5py.ExternalLink("l-fifo.h5", "/positions")))
+forge("l-soft.h5", link("castling", h5py.SoftLink("/en_passant")))
+forge("l-games.h5", link("games", h5py.ExternalLink("data.h5", "/games")))
+forge("l-game-soft.h5", link("games/plies", h5py.SoftLink("/games/num_rows")))
+forge("l-vds-absolute.h5", virtual("castling", work + "/data.h5"))
+forge("l-vds-parent.h5", virtual("castling", "../data.h5"))
+forge("l-vds-sub.h5", virtual("castling", "l-sub/data.h5"))
+PY
+  cp l-vds-parent.h5 l-sub/l-vds-parent.h5 && rm l-vds-parent.h5
+  readers l-external.h5 "dataset 'castling' is an external link \(into another file\); only the file's own datasets are read$"
+  readers l-external-fifo.h5 "dataset 'positions' is an external link \(into another file\); only the file's own datasets are read$"
+  readers l-soft.h5 "dataset 'castling' is a soft link \(to another name\); only the file's own datasets are read$"
+  readers l-games.h5 "group 'games' is an external link \(into another file\); only the file's own datasets are read$"
+  readers l-game-soft.h5 "dataset 'games/plies' is a soft link \(to another name\); only the file's own datasets are read$"
+  readers l-vds-absolute.h5 "dataset 'castling' is joined from '.*/data.h5', which is not beside it \(merge joins only shards in the file's own folder\)$"
+  readers l-sub/l-vds-parent.h5 "dataset 'castling' is joined from '../data.h5', which is not beside it"
+  readers l-vds-sub.h5 "dataset 'castling' is joined from 'l-sub/data.h5', which is not beside it"
+  # merge joins only shards beside its output (what it writes, the readers take); --copy takes any.
+  expect 1 "^tensorize: l-sub/data.h5: a shard outside the folder of --out cannot be joined virtually" \
+    "$bin/tensorize" merge --out never.h5 data.h5 l-sub/data.h5
+  cases=$((cases + 1))
+  "$bin/tensorize" -q merge --copy --out l-copied.h5 data.h5 l-sub/data.h5 || fail "merge --copy of a shard in another folder failed"
+  cases=$((cases + 1))
+  cp l-sub/data.h5 l-sub/other.h5
+  "$bin/tensorize" -q merge --out l-sub/l-joined.h5 l-sub/data.h5 l-sub/other.h5 || fail "merge of shards beside its output failed"
+  expect 0 "" "$bin/evaluate" --model model.safetensors --data l-sub/l-joined.h5 --games 0 --device cpu -q
+  # Python's readers: the same verdicts.
+  pyread() {
+    expect 1 "$2" env PYTHONPATH="$src/python" "$python" -c "
+import sys, legalnet
+try:
+    legalnet.Dataset(sys.argv[1])
+except ValueError as error:
+    sys.exit(f'legalnet: {error}')" "$1"
+  }
+  pyread l-external.h5 "^legalnet: l-external.h5: dataset 'castling' is an external link \(into another file\); only the file's own datasets are read$"
+  pyread l-external-fifo.h5 "^legalnet: l-external-fifo.h5: dataset 'positions' is an external link"
+  pyread l-soft.h5 "^legalnet: l-soft.h5: dataset 'castling' is a soft link \(to another name\)"
+  pyread l-vds-absolute.h5 "^legalnet: l-vds-absolute.h5: dataset 'castling' is joined from '.*/data.h5', which is not beside it"
+  pyread l-sub/l-vds-parent.h5 "^legalnet: l-sub/l-vds-parent.h5: dataset 'castling' is joined from '../data.h5', which is not beside it"
+  pyread l-vds-sub.h5 "^legalnet: l-vds-sub.h5: dataset 'castling' is joined from 'l-sub/data.h5', which is not beside it"
+  rm -rf l-sub l-fifo.h5 l-*.h5
+else
+  echo "skipped: HDF5 links need a Python with h5py"
+fi
+
+# 35.6 Data loss. A gallery's pictures replace what lies under their names: an input there
+# (or reached through a link) is refused before the run; a link planted there is replaced, and
+# what it points to, an input included, stays as it was.
+mkdir g-gal && cp data.h5 g-gal/most-illegal-mass.svg && cp model.safetensors g-gal/illegal-picks-blocked.svg
+ln -s g-gal/most-illegal-mass.svg g-data-link.h5
+expect 1 "^evaluate: --gallery 'g-gal/most-illegal-mass.svg' is also an input of this run \(--data 'g-gal/most-illegal-mass.svg'\)" \
+  "$bin/evaluate" --model model.safetensors --data g-gal/most-illegal-mass.svg --games 2 --gallery g-gal --device cpu
+expect 1 "^evaluate: --gallery 'g-gal/most-illegal-mass.svg' is also an input of this run \(--data 'g-data-link.h5'\)" \
+  "$bin/evaluate" --model model.safetensors --data g-data-link.h5 --games 2 --gallery g-gal --device cpu
+expect 1 "^evaluate: --gallery 'g-gal/illegal-picks-blocked.svg' is also an input of this run \(--model 'g-gal/illegal-picks-blocked.svg'\)" \
+  "$bin/evaluate" --model g-gal/illegal-picks-blocked.svg --games 2 --gallery g-gal --device cpu
+rm -rf g-gal g-data-link.h5
+mkdir g-gal2 && cp data.h5 g-kept.h5 && ln -s ../g-kept.h5 g-gal2/most-illegal-mass.svg
+cases=$((cases + 1))
+"$bin/evaluate" -q --model model.safetensors --data g-kept.h5 --games 2 --gallery g-gal2 --device cpu >/dev/null ||
+  fail "evaluate --gallery with a link to its input planted there failed"
+cmp -s g-kept.h5 data.h5 || fail "evaluate --gallery wrote a picture through a link onto its input"
+rm -rf g-gal2 g-kept.h5
+# Halfmove clocks beyond 16 bits are kept exactly (as python-chess keeps them), in a FEN tag and
+# in the dataset's column; a clock beyond what a FEN field holds (6 digits) is one line.
+cases=$((cases + 1))
+clock_fen="4k3/8/8/8/8/8/8/R3K3 w - - 70000 300"
+"$bin/gen_moves" -q --games 1 --seed 1 --start-fen "$clock_fen" --out h-clock.pgn
+grep -q "^\[FEN \"$clock_fen\"\]" h-clock.pgn || fail "gen_moves did not keep a halfmove clock of 70000: $(grep FEN h-clock.pgn)"
+if [[ -n $python ]] && "$python" -c "import h5py" 2>/dev/null; then
+  cases=$((cases + 1))
+  "$bin/tensorize" -q --include-final --in h-clock.pgn --out h-clock.h5
+  first=$("$python" -c "import h5py; print(h5py.File('h-clock.h5', 'r')['halfmove_clock'][0])")
+  [[ $first == 70000 ]] || fail "tensorize stored a halfmove clock of 70000 as $first"
+fi
+rm -f h-clock.pgn h-clock.h5
+expect 1 "^gen_moves: FEN field 5: halfmove clock '1000000' is not a number" \
+  "$bin/gen_moves" perft --fen "4k3/8/8/8/8/8/8/R3K3 w - - 1000000 300" --depth 1
+
+# 35.7 --resume knows the data by resolved path and content, not by spelling: ./data.h5 and an
+# absolute path from another directory (a Slurm requeue) resume; another dataset under the same
+# name, or an options.json that lacks a key to compare, is refused with one line.
+resume_ok() {  # resume_ok DIR CMD...: the run resumes
+  cases=$((cases + 1))
+  rm -rf r7 && cp -r run r7
+  (cd "$1" && "${@:2}" -q --out "$work/r7" --resume --arch mlp --hidden 16 --batch-size 16 --max-steps 4 --threads 1 \
+    --device cpu) 2>r7.err || fail "train --resume ${*:2} (in $1): $(cat r7.err)"
+  rm -f r7.err
+}
+resume_ok . "$bin/train" --data ./data.h5
+resume_ok folder "$bin/train" --data "$work/data.h5"
+resume_ok folder "$bin/train" --data ../data.h5
+resume_ok . "$bin/train" --data "$work/folder/../data.h5"
+mkdir r7-data && cp data.h5 r7-data/d.h5
+"$bin/train" -q --data r7-data/d.h5 --out r7-run --arch mlp --hidden 16 --max-steps 3 --batch-size 16 --threads 1 \
+  --device cpu --stop-at-step 2
+"$bin/tensorize" -q --in many.pgn --out r7-data/d.h5  # another dataset under the same name
+expect 1 "^train: --resume: --data '.*/r7-data/d.h5' holds other data than when the run began \([0-9]+ positions, [0-9]+ games, fingerprint \"[0-9a-f]{16}\" now, " \
+  "$bin/train" --data r7-data/d.h5 --out r7-run --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
+rm -rf r7-data r7-run
+options_edit() {  # options_edit PYTHON-STATEMENT REGEX: options.json changed so, refused
+  rm -rf r7 && cp -r run r7
+  if [[ -n $python ]]; then
+    "$python" -c "import json; o = json.load(open('r7/options.json')); $1; json.dump(o, open('r7/options.json', 'w'))"
+    expect 1 "$2" "$bin/train" --data data.h5 --out r7 --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
+  fi
+}
+options_edit 'del o["data"]' "^train: --resume: 'r7/options.json' has no 'data' \(edited, or written by an earlier legalnet\)"
+options_edit 'o.clear()' "^train: --resume: 'r7/options.json' has no 'data' "
+options_edit 'del o["data_files"]' "^train: --resume: 'r7/options.json' has no 'data_files' "
+options_edit 'del o["lr"]' "^train: --resume: 'r7/options.json' has no 'lr' "
+options_edit 'del o["model"]["hidden"]' "^train: --resume: 'r7/options.json' has no 'model' key 'hidden' "
+options_edit 'o["data_files"][0]["fingerprint"] = "0" * 16' \
+  "^train: --resume: --data '.*/data.h5' holds other data than when the run began"
+options_edit 'o["data_files"][0]["path"] = "/elsewhere/data.h5"' \
+  "^train: --resume: --data is \[\"data.h5\"\] here but \[\"data.h5\"\] in the run being resumed \('r7/options.json'\): other files \('.*/data.h5' is not '/elsewhere/data.h5'\)"
+rm -rf r7
+printf '' > empty-options.json && cp -r run r7 && cp empty-options.json r7/options.json
+expect 1 "^train: r7/options.json: not JSON \(" \
+  "$bin/train" --data data.h5 --out r7 --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
+rm -rf r7 empty-options.json
 
 echo "$cases cases, $failures failures"
 ((failures == 0))
