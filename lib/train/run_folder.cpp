@@ -84,6 +84,9 @@ constexpr KeptData KEPT_DATA[] = {{"data", "data_files", "--data"}, {"val", "val
 
 // The largest options.json a run reads back (train writes a few KB).
 constexpr uint64_t MAX_OPTIONS_BYTES = uint64_t(1) << 20;
+// metrics.csv and the events file: a row and a few records every --eval-every steps (kilobytes a
+// thousand steps); a file past this cap is not a log train wrote.
+constexpr uint64_t MAX_LOG_BYTES = uint64_t(1) << 30;
 
 // The file that marks replaced/ as train's own: a folder without it (the user's, or a link
 // planted in a shared folder) is never deleted, moved into or written through.
@@ -126,14 +129,6 @@ void append(int fd, const std::string& path, std::string_view bytes) {
     if (n <= 0) throw Error("cannot write '" + path + "': " + std::strerror(errno));
     done += size_t(n);
   }
-}
-
-std::string read_run_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) throw Error("cannot read '" + path + "': " + std::strerror(errno));
-  return text.str();
 }
 
 // The seconds since 1970 that events carry (TensorBoard's "wall" and "relative" axes).
@@ -311,7 +306,7 @@ void RunFolder::start_events() {
       throw Error("cannot append to '" + events_path() + "': " +
                   (S_ISLNK(st.st_mode) ? "a symbolic link (a run's files are never written through one)"
                                        : "not a plain file"));
-    const std::string file = read_run_file(events_path());
+    const std::string file = read_run_file(events_path(), MAX_LOG_BYTES);
     const size_t through = tensorboard::records_through_step(file, last_checkpoint_step_);
     make = through < file.size();
     kept = file.substr(0, through);
@@ -329,7 +324,7 @@ void RunFolder::start_events() {
 void RunFolder::keep_metrics_through_checkpoint() {
   struct stat st;
   if (lstat(metrics_path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
-  const std::string text = read_run_file(metrics_path());
+  const std::string text = read_run_file(metrics_path(), MAX_LOG_BYTES);
   if (!text.starts_with("step,")) return;
   size_t kept = text.find('\n');
   if (kept == std::string::npos) return;
