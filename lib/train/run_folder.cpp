@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "util/error.h"
+#include "util/json.h"
 
 namespace legalnet::train {
 namespace {
@@ -65,9 +66,7 @@ constexpr KeptOption MODEL_OPTIONS[] = {
     {"geometric_head", "--full-head"}, {"mixing", "--mixing"}, {"input_kind", "--inputs"}, {"inputs", "--inputs"},
 };
 
-std::string shown(const nlohmann::json& value) {
-  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string shown(const nlohmann::json& value) { return json_excerpt(value); }
 
 // The file that marks replaced/ as train's own: a folder without it (the user's, or a link
 // planted in a shared folder) is never deleted, moved into or written through.
@@ -145,9 +144,9 @@ void RunFolder::check_resumed_options(const std::string& options_json) const {
   text << in.rdbuf();
   nlohmann::json run;
   try {
-    run = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(options_path() + ": not JSON (" + e.what() + ")");
+    run = parse_json(text.str());
+  } catch (const JsonError& e) {
+    throw Error(options_path() + ": " + e.what());
   }
   if (!run.is_object()) throw Error(options_path() + ": not a JSON object");
   const nlohmann::json now = nlohmann::json::parse(options_json);
