@@ -13,16 +13,32 @@ namespace legalnet::eval {
 
 using namespace chess;
 
+namespace {
+
+// A probability as a weight: NaN, infinities and negatives count as 0 (a net that overflows
+// must not steer the pick out of the vector, nor onto an index it gave no weight).
+double weight(float p) { return std::isfinite(p) && p > 0 ? double(p) : 0.0; }
+
+}  // namespace
+
 int pick_index(const float* probs, bool greedy, double uniform) {
-  if (greedy) return int(std::max_element(probs, probs + encode::MOVE_INDICES) - probs);
+  int best = 0;
+  if (greedy) {
+    for (int i = 1; i < encode::MOVE_INDICES; ++i)
+      if (weight(probs[i]) > weight(probs[best])) best = i;
+    return best;
+  }
   double total = 0;
-  for (int i = 0; i < encode::MOVE_INDICES; ++i) total += probs[i];
+  for (int i = 0; i < encode::MOVE_INDICES; ++i) {
+    total += weight(probs[i]);
+    if (weight(probs[i]) > 0) best = i;  // the last with weight: where rounding ends the walk
+  }
   double target = uniform * total;
   for (int i = 0; i < encode::MOVE_INDICES; ++i) {
-    target -= probs[i];
+    target -= weight(probs[i]);
     if (target < 0) return i;
   }
-  return encode::MOVE_INDICES - 1;
+  return best;
 }
 
 namespace {
@@ -154,9 +170,12 @@ GamesSummary play_games(const Predictor& predict, const GameOptions& o) {
             continue;
           }
           // Sample again among the legal moves only, in proportion to the model's probabilities.
+          // Every legal move keeps a weight, whatever the net gave it (NaN included).
           std::vector<float> legal_probs(encode::MOVE_INDICES, 0.0f);
-          for (Move lm : legal) legal_probs[size_t(encode::move_index(lm))] = p[encode::move_index(lm)] + 1e-12f;
+          for (Move lm : legal)
+            legal_probs[size_t(encode::move_index(lm))] = float(weight(p[encode::move_index(lm)])) + 1e-12f;
           m = legal_move_for(legal, pick_index(legal_probs.data(), o.greedy, g.rng.uniform()));
+          if (m.is_none()) m = legal[0];  // unreachable: pick_index returns an index with weight
         }
         g.pos.do_move(m);
         ++g.stats.plies;
