@@ -185,6 +185,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     throw Error(std::string("bad model description: ") + e.what());
   }
   if (!j.is_object()) throw Error("bad model description: not a JSON object");
+  ModelConfig c;
   nlohmann::json v;
   for (const ConfigKey& key : CONFIG_KEYS) {
     const bool present = j.contains(key.name);
@@ -196,10 +197,10 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
     if (!typed)
       throw Error(std::string("bad model description: the config's '") + key.name + "' is not " +
                   (key.type == KeyType::STRING ? "a string" : key.type == KeyType::BOOL ? "true or false" : "an integer"));
+    // The kind first (the table's first row): a file of another program says so before its sizes.
+    if (&key == &CONFIG_KEYS[0]) c.kind = parse_model_kind(v["kind"].get<std::string>());
   }
-  ModelConfig c;
   try {
-    c.kind = parse_model_kind(v["kind"].get<std::string>());
     c.hidden = size_value(v["hidden"], "hidden");
     c.blocks = size_value(v["blocks"], "blocks");
     c.channels = size_value(v["channels"], "channels");

@@ -2,6 +2,7 @@
         (ONNX, a torch.export program, or legacy TorchScript, for people without legalnet)
 python -m legalnet score MODEL.safetensors FEN [TOP]   (the model's most likely moves in a position)
 python -m legalnet convert OLD.pt NEW.safetensors      (a model.pt of an earlier legalnet, read as data)"""
+import os
 import sys
 
 
@@ -39,7 +40,6 @@ def _fail(line, status):
 
 
 if __name__ == "__main__":
-    import os
     try:
         status = main(sys.argv[1:])
         sys.stdout.flush()
