@@ -651,7 +651,7 @@ def forge(source, name, value=None, **metadata):
         meta = f.metadata()
     tensors = load_file(source)
     if value is not None:
-        key = sorted(k for k, t in tensors.items() if t.dtype == np.float32)[0]
+        key = sorted(k for k, t in tensors.items() if t.dtype == np.float32 and t.size > 3)[0]
         tensors[key] = tensors[key].copy()
         tensors[key].flat[3] = value
     meta.update(metadata)
