@@ -6,6 +6,7 @@
 #include "encode/attack_planes.h"
 #include "encode/encode.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace legalnet::encode {
 namespace {
@@ -66,7 +67,7 @@ const InputSpec& input_spec(InputKind kind) { return SPECS[static_cast<int>(kind
 InputKind parse_input_kind(std::string_view name) {
   for (const auto& spec : SPECS)
     if (name == spec.name) return spec.kind;
-  throw Error("unknown inputs '" + std::string(name) + "' (expected " + input_kind_choices() + ")");
+  throw Error("unknown inputs '" + printable(name) + "' (expected " + input_kind_choices() + ")");
 }
 
 std::string input_kind_choices() {

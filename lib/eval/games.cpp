@@ -13,16 +13,32 @@ namespace legalnet::eval {
 
 using namespace chess;
 
+namespace {
+
+// A probability as a weight: NaN, infinities and negatives count as 0 (a net that overflows
+// must not steer the pick out of the vector, nor onto an index it gave no weight).
+double weight(float p) { return std::isfinite(p) && p > 0 ? double(p) : 0.0; }
+
+}  // namespace
+
 int pick_index(const float* probs, bool greedy, double uniform) {
-  if (greedy) return int(std::max_element(probs, probs + encode::MOVE_INDICES) - probs);
+  int best = 0;
+  if (greedy) {
+    for (int i = 1; i < encode::MOVE_INDICES; ++i)
+      if (weight(probs[i]) > weight(probs[best])) best = i;
+    return best;
+  }
   double total = 0;
-  for (int i = 0; i < encode::MOVE_INDICES; ++i) total += probs[i];
+  for (int i = 0; i < encode::MOVE_INDICES; ++i) {
+    total += weight(probs[i]);
+    if (weight(probs[i]) > 0) best = i;  // the last with weight: where rounding ends the walk
+  }
   double target = uniform * total;
   for (int i = 0; i < encode::MOVE_INDICES; ++i) {
-    target -= probs[i];
+    target -= weight(probs[i]);
     if (target < 0) return i;
   }
-  return encode::MOVE_INDICES - 1;
+  return best;
 }
 
 Move legal_move_for(const MoveList& legal, int index) {
@@ -32,10 +48,13 @@ Move legal_move_for(const MoveList& legal, int index) {
 }
 
 Move pick_legal_move(const MoveList& legal, const float* probs, bool greedy, double uniform) {
+  // Every legal move keeps a weight, whatever the net gave it (NaN included), so that an index
+  // with weight, a legal move, is always picked.
   std::vector<float> legal_probs(encode::MOVE_INDICES, 0.0f);
-  for (Move m : legal) legal_probs[size_t(encode::move_index(m))] = probs[encode::move_index(m)] + 1e-12f;
+  for (Move m : legal)
+    legal_probs[size_t(encode::move_index(m))] = float(weight(probs[encode::move_index(m)])) + 1e-12f;
   const Move m = legal_move_for(legal, pick_index(legal_probs.data(), greedy, uniform));
-  return m.is_none() ? legal[0] : m;  // outputs that are not numbers (NaN) pick no index of their own
+  return m.is_none() ? legal[0] : m;  // unreachable: pick_index returns an index with weight
 }
 
 namespace {

@@ -64,7 +64,8 @@ struct GamesSummary {
 GamesSummary play_games(const Predictor& predict, const GameOptions& options);
 
 // The move a probability vector picks: sampled in proportion (the predecessor's multinomial
-// over sigmoid outputs) or the maximum. Returns an index 0..4095.
+// over sigmoid outputs) or the maximum. Returns an index 0..4095, one with a positive weight
+// when there is one: NaN, infinite and negative values weigh nothing.
 int pick_index(const float* probs, bool greedy, double uniform);
 
 // The legal move an index stands for (a queen for a promotion: the from-to index has no

@@ -5,6 +5,7 @@
 #include "encode/encode.h"
 #include "util/choices.h"
 #include "util/error.h"
+#include "util/json.h"
 #include "util/text.h"
 
 namespace legalnet::nn {
@@ -137,27 +138,81 @@ std::string ModelConfig::to_json() const {
   return j.dump();
 }
 
+namespace {
+
+// The keys of a model file's config: each value's JSON type and range, checked before it is
+// converted (nlohmann's get<int>() takes 1.5 as 1, 2^32+64 as 64 and true as 1).
+// python/legalnet/model_file.py's CONFIG_KEYS is the same table, and tests/testdata/
+// model_configs.json feeds the same configs to both (ModelFile.ConfigRules..., test_model_files).
+enum class KeyType { STRING, SIZE, BOOL };
+struct ConfigKey {
+  const char* name;
+  KeyType type;
+  const char* absent;  // the value of a key older files lack (as JSON), or nullptr: required
+};
+constexpr ConfigKey CONFIG_KEYS[] = {
+    {"kind", KeyType::STRING, nullptr},
+    {"hidden", KeyType::SIZE, nullptr},
+    {"blocks", KeyType::SIZE, nullptr},
+    {"channels", KeyType::SIZE, nullptr},
+    {"heads", KeyType::SIZE, "0"},  // before the attention model
+    {"squeeze_excitation", KeyType::BOOL, nullptr},
+    {"geometric_head", KeyType::BOOL, nullptr},
+    {"mixing", KeyType::STRING, "\"none\""},  // before line mixing
+    // "inputs" in files written before the name was made one; neither before the attack planes
+    // (the predecessor's planes then): from_json reads "inputs" in its place.
+    {"input_kind", KeyType::STRING, "\"planes\""},
+    {"inputs", KeyType::STRING, "\"planes\""},
+};
+
+// A size of the config: an integer (not 1.0, not true) in 0..65536, the largest of MAX_SIZES;
+// resolved() checks each against its own cap.
+int size_value(const nlohmann::json& v, const char* key) {
+  if (!v.is_number_integer()) throw Error(std::string("the config's '") + key + "' is not an integer");
+  if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(MAX_SIZES.hidden) : v.get<int64_t>() < 0)
+    throw Error(std::string("the config's '") + key + "' is " + json_excerpt(v) + ", not in 0.." +
+                std::to_string(MAX_SIZES.hidden));
+  return int(v.get<int64_t>());
+}
+
+}  // namespace
+
 ModelConfig ModelConfig::from_json(const std::string& text) {
+  nlohmann::json j;
   try {
-    const auto j = nlohmann::json::parse(text);
-    ModelConfig c;
-    c.kind = parse_model_kind(j.at("kind").get<std::string>());
-    c.hidden = j.at("hidden").get<int>();
-    c.blocks = j.at("blocks").get<int>();
-    c.channels = j.at("channels").get<int>();
-    c.heads = j.value("heads", 0);  // absent in files written before the attention model
-    c.squeeze_excitation = j.at("squeeze_excitation").get<bool>();
-    c.geometric_head = j.at("geometric_head").get<bool>();
-    // "input_kind"; "inputs" in files written before the name was made one; neither before the
-    // attack planes (the predecessor's planes then).
-    c.inputs = encode::parse_input_kind(j.contains("input_kind") ? j.at("input_kind").get<std::string>()
-                                                                 : j.value("inputs", "planes"));
-    c.mixing = j.value("mixing", "none");                               // absent before line mixing
-    return c.resolved();
-  } catch (const nlohmann::json::exception& e) {
-    // The library's message quotes the text it stopped at, which may hold control bytes.
-    throw Error("bad model description: " + printable(e.what()));
+    j = parse_json(text, JsonLimits{.max_bytes = 1 << 16});
+  } catch (const JsonError& e) {
+    throw Error(std::string("bad model description: ") + e.what());
   }
+  if (!j.is_object()) throw Error("bad model description: not a JSON object");
+  ModelConfig c;
+  nlohmann::json v;
+  for (const ConfigKey& key : CONFIG_KEYS) {
+    const bool present = j.contains(key.name);
+    if (!present && !key.absent) throw Error(std::string("bad model description: no '") + key.name + "'");
+    v[key.name] = present ? j.at(key.name) : nlohmann::json::parse(key.absent);
+    const bool typed = key.type == KeyType::STRING ? v[key.name].is_string()
+                       : key.type == KeyType::BOOL ? v[key.name].is_boolean()
+                                                   : v[key.name].is_number();
+    if (!typed)
+      throw Error(std::string("bad model description: the config's '") + key.name + "' is not " +
+                  (key.type == KeyType::STRING ? "a string" : key.type == KeyType::BOOL ? "true or false" : "an integer"));
+    // The kind first (the table's first row): a file of another program says so before its sizes.
+    if (&key == &CONFIG_KEYS[0]) c.kind = parse_model_kind(v["kind"].get<std::string>());
+  }
+  try {
+    c.hidden = size_value(v["hidden"], "hidden");
+    c.blocks = size_value(v["blocks"], "blocks");
+    c.channels = size_value(v["channels"], "channels");
+    c.heads = size_value(v["heads"], "heads");
+  } catch (const Error& e) {
+    throw Error(std::string("bad model description: ") + e.what());
+  }
+  c.squeeze_excitation = v["squeeze_excitation"].get<bool>();
+  c.geometric_head = v["geometric_head"].get<bool>();
+  c.inputs = encode::parse_input_kind(v[j.contains("input_kind") ? "input_kind" : "inputs"].get<std::string>());
+  c.mixing = v["mixing"].get<std::string>();
+  return c.resolved();
 }
 
 double ModelConfig::forward_flops() const {

@@ -10,11 +10,16 @@
 
 #include "nn/safetensors.h"
 #include "util/error.h"
+#include "util/json.h"
 
 namespace legalnet::nn {
 namespace {
 
 using safetensors::Dtype;
+
+// A model's training record is train's options.json and four figures: kilobytes (a list of
+// thousands of shards under --data stays under a megabyte).
+constexpr JsonLimits TRAINING_LIMITS{.max_bytes = size_t(4) << 20};
 
 Dtype dtype_of(const torch::Tensor& t, const std::string& name) {
   switch (t.scalar_type()) {
@@ -86,6 +91,10 @@ class TensorSource {
     used_.insert(name);
     auto t = torch::empty(shape, torch::TensorOptions().dtype(dtype));
     file_.read(*info, t.data_ptr());
+    // A weight of NaN or infinity loads and runs, and makes every output NaN (evaluate's games
+    // once played a null move from one): refused here, as Python's load_model refuses it.
+    if (dtype == torch::kFloat && !torch::isfinite(t).all().item<bool>())
+      throw Error(path() + ": tensor '" + safetensors::printable(name) + "' holds a NaN or infinite value");
     return t;
   }
   void describe_as(std::string what) { what_ = std::move(what); }
@@ -205,7 +214,13 @@ LoadedModel load_model(const std::string& path, const torch::Device& device) {
   m.config = config_of(source);
   const auto& metadata = source.file().metadata();
   m.training_json = metadata.count("training") ? metadata.at("training") : "{}";
-  // Copied into evaluate's report as JSON: checked here, where the file can be named.
+  // Copied into evaluate's report as JSON: checked here, where the file can be named, and
+  // bounded (a record nested thousands deep once overflowed the stack when the report was written).
+  try {
+    check_json_bounds(m.training_json, TRAINING_LIMITS);
+  } catch (const JsonError& e) {
+    throw Error(path + ": metadata 'training' is " + e.what());
+  }
   if (!nlohmann::json::accept(m.training_json))
     throw Error(path + ": metadata 'training' is not JSON ('" + safetensors::printable(m.training_json.substr(0, 60)) +
                 "')");
@@ -260,6 +275,13 @@ TrainState load_checkpoint(const std::string& path, const ModelConfig& expected,
   s.step = number_of<int64_t>(source.file(), "step");
   s.samples = number_of<int64_t>(source.file(), "samples");
   s.elapsed_seconds = number_of<double>(source.file(), "elapsed_seconds");
+  // Bounds no run reaches (a trillion steps, a year of years), so that the data order's row
+  // arithmetic (step x batch) cannot overflow; train then holds the step to the run's length.
+  if (s.step > MAX_CHECKPOINT_STEP)
+    throw Error(fmt::format("{}: metadata 'step' is {}, more than any run takes (at most {})", path, s.step,
+                            MAX_CHECKPOINT_STEP));
+  if (s.samples > (int64_t(1) << 62) || s.elapsed_seconds > 1e15)
+    throw Error(path + ": metadata 'samples' or 'elapsed_seconds' is beyond what a run reaches");
 
   load_state(net, source, "model.", config);
   source.describe_as(kind + " optimizer of " + config.describe());

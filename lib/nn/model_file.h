@@ -33,6 +33,9 @@ void save_model(const std::string& path, const ModelConfig& config, PolicyNet& n
 // shape against the net the config makes.
 LoadedModel load_model(const std::string& path, const torch::Device& device);
 
+// The most steps a checkpoint may claim (2^40): step x batch x processes stays far inside int64.
+constexpr int64_t MAX_CHECKPOINT_STEP = int64_t(1) << 40;
+
 // Everything a resumed run needs to continue as if never stopped (the data order is a function
 // of seed and step, so no random-number state is kept).
 struct TrainState {

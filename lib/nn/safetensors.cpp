@@ -11,6 +11,7 @@
 
 #include "util/error.h"
 #include "util/files.h"
+#include "util/json.h"
 
 namespace legalnet::nn::safetensors {
 namespace {
@@ -64,6 +65,7 @@ size_t dtype_size(Dtype dtype) {
 std::string printable(const std::string& text) {
   std::string out;
   for (const unsigned char c : text) {
+    if (out.size() >= 200) return out + "...";  // a name may be megabytes long
     if (c >= 0x20 && c < 0x7f && c != '\\') {
       out += char(c);
     } else {
@@ -111,9 +113,10 @@ Reader::Reader(std::string path, const Limits& limits) : path_(std::move(path)) 
   read_at(fd_, path_, 8, text.data(), header_bytes);
   json header;
   try {
-    header = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error(path_ + ": safetensors header is not JSON (" + printable(e.what()) + ")");
+    // Bounded: a header nested thousands of levels deep once overflowed the stack.
+    header = parse_json(text, JsonLimits{.max_bytes = size_t(limits.max_header_bytes)});
+  } catch (const JsonError& e) {
+    throw Error(path_ + ": safetensors header is " + e.what());
   }
   if (!header.is_object()) throw Error(path_ + ": safetensors header is not a JSON object");
   if (header.size() > limits.max_tensors + 1)
@@ -140,7 +143,7 @@ Reader::Reader(std::string path, const Limits& limits) : path_(std::move(path)) 
       return dtype.is_string() && dtype.get<std::string>() == dtype_name(d);
     });
     if (known == std::end(DTYPES))
-      throw Error(where + ": dtype " + printable(dtype.dump()) + " is not one legalnet reads (F32, I64, BOOL)");
+      throw Error(where + ": dtype " + json_excerpt(dtype) + " is not one legalnet reads (F32, I64, BOOL)");
     t.dtype = *known;
     const json& shape = entry["shape"];
     if (!shape.is_array() || shape.size() > limits.max_rank)
@@ -148,9 +151,9 @@ Reader::Reader(std::string path, const Limits& limits) : path_(std::move(path)) 
     // Elements counted with every dimension bounded by the data's size: no overflow below.
     t.elements = 1;
     for (const json& d : shape) {
-      const uint64_t n = unsigned_field(d, where + ": shape " + printable(shape.dump()));
+      const uint64_t n = unsigned_field(d, where + ": shape " + json_excerpt(shape));
       if (n > data_bytes_ || (n > 0 && t.elements > data_bytes_ / n))
-        throw Error(where + ": shape " + shape.dump() + " is larger than the file's " + bytes_text(data_bytes_) +
+        throw Error(where + ": shape " + json_excerpt(shape) + " is larger than the file's " + bytes_text(data_bytes_) +
                     " of tensors");
       t.shape.push_back(int64_t(n));
       t.elements *= n;

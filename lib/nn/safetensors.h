@@ -96,8 +96,8 @@ class Writer {
   std::map<std::string, std::string> metadata_;
 };
 
-// `text` with every byte that is not printable ASCII written as \xNN: names read from a file
-// are quoted with it before they reach a terminal.
+// `text` with every byte that is not printable ASCII written as \xNN, cut after 200 bytes
+// (ending "..."): names read from a file are quoted with it before they reach a terminal.
 std::string printable(const std::string& text);
 
 }  // namespace legalnet::nn::safetensors

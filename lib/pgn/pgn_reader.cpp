@@ -9,6 +9,9 @@
 namespace legalnet {
 namespace {
 
+// What a line over MAX_PGN_LINE_BYTES reads as: a line feed, which no line read holds.
+const std::string LONG_LINE = "\n";
+
 // The result tokens, and the draw written "1/2" or with one-half signs, read as "1/2-1/2".
 std::string_view result_of(std::string_view t) {
   if (t == "1-0" || t == "0-1" || t == "1/2-1/2" || t == "*") return t;
@@ -112,15 +115,16 @@ bool PgnReader::read_line() {
   if (!ahead_.empty()) {
     line_ = std::move(ahead_.front());
     ahead_.pop_front();
-  } else if (!read_file_line(line_, line_number_ + 1)) {
+  } else if (!read_file_line(line_)) {
     return false;
   }
   ++line_number_;
   return true;
 }
 
-// Reads line `number` of the file into `out`; false at the end of the file.
-bool PgnReader::read_file_line(std::string& out, int number) {
+// Reads the next line of the file into `out`; false at the end of the file. A line longer than
+// MAX_PGN_LINE_BYTES is read to its end but kept as LONG_LINE.
+bool PgnReader::read_file_line(std::string& out) {
   out.clear();
   bool any = false;
   for (;;) {
@@ -144,10 +148,14 @@ bool PgnReader::read_file_line(std::string& out, int number) {
     const char* stop = buffer_.data() + end_;
     const char* p = start;
     while (p < stop && *p != '\n' && *p != '\r') ++p;
-    if (out.size() + size_t(p - start) > MAX_PGN_LINE_BYTES)
-      throw Error(path() + ":" + std::to_string(number) + ": a line longer than " +
-                  std::to_string(MAX_PGN_LINE_BYTES >> 20) + " MiB: not PGN");
-    out.append(start, size_t(p - start));
+    if (out == LONG_LINE) {
+      bytes_read_ += size_t(p - start);  // the rest of a long line: read past, not kept
+    } else if (out.size() + size_t(p - start) > MAX_PGN_LINE_BYTES) {
+      bytes_read_ += out.size() + size_t(p - start);
+      out = LONG_LINE;
+    } else {
+      out.append(start, size_t(p - start));
+    }
     pos_ += size_t(p - start);
     if (p < stop) {
       skip_lf_ = *p == '\r';
@@ -155,7 +163,7 @@ bool PgnReader::read_file_line(std::string& out, int number) {
       break;
     }
   }
-  bytes_read_ += out.size() + 1;
+  bytes_read_ += (out == LONG_LINE ? 0 : out.size()) + 1;
   if (out.compare(0, 3, "\xEF\xBB\xBF") == 0) out.erase(0, 3);
   return true;
 }
@@ -195,7 +203,7 @@ bool PgnReader::closes_later(bool in_comment, int variation_depth) {
     }
     if (next == ahead_.size()) {
       std::string more;
-      if (bytes > MAX_LOOKAHEAD_BYTES || !read_file_line(more, line_number_ + 1 + int(ahead_.size()))) return false;
+      if (bytes > MAX_LOOKAHEAD_BYTES || !read_file_line(more)) return false;
       bytes += more.size();
       ahead_.push_back(std::move(more));
     }
@@ -257,6 +265,16 @@ bool PgnReader::next(PgnGame& game) {
   for (;;) {
     if (col_ >= line_.size()) {
       if (!read_line()) break;
+      if (line_ == LONG_LINE) {
+        // A comment of megabytes, say: the game it is in is skipped (what it held is not kept,
+        // so whatever it opened is taken as closed), and the next tag begins the next game.
+        if (!game.first_line) game.first_line = line_number_;
+        fail_game(game, line_number_, "a line longer than " + std::to_string(MAX_PGN_LINE_BYTES >> 20) + " MiB");
+        comment_depth = variation_depth = 0;
+        in_movetext = true;
+        col_ = line_.size();
+        continue;
+      }
       // Before any PGN (a tag, a move number), a NUL byte means this is not a PGN file; after, NUL bytes
       // separate tokens as spaces do (python-chess skips them): they cost no game.
       if (pgn_like_games_ == 0 && game.tags.empty() && !numbered && line_.find('\0') != std::string::npos)

@@ -35,9 +35,10 @@ struct PgnGame {
   int tag_line(std::string_view name) const;
 };
 
-// Bounds that keep a reader's memory small whatever a file holds. A longer line is not PGN
-// (the standard asks for lines of at most 255 characters; one-line games of real exports take
-// a few KB). A longer movetext is not a game of chess: the 75-move rule ends any game within
+// Bounds that keep a reader's memory small whatever a file holds. A longer line is skipped
+// with the game it is in, as a bad game (the standard asks for lines of at most 255
+// characters; one-line games of real exports take a few KB; a comment of megabytes costs its
+// game, never the file's other games). A longer movetext is not a game of chess: the 75-move rule ends any game within
 // 8,848.5 moves.
 inline constexpr size_t MAX_PGN_LINE_BYTES = size_t(16) << 20;
 inline constexpr size_t MAX_GAME_PLIES = 17697;
@@ -59,7 +60,7 @@ class PgnReader {
 
  private:
   bool read_line();
-  bool read_file_line(std::string& out, int number);
+  bool read_file_line(std::string& out);
   bool closes_later(bool in_comment, int variation_depth);
   void read_tag(PgnGame& game);
   void fail_game(PgnGame& game, int line, const std::string& why) const;

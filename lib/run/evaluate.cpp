@@ -24,6 +24,7 @@
 #include "run/position_sets.h"
 #include "util/console.h"
 #include "util/error.h"
+#include "util/json.h"
 #include "util/files.h"
 #include "util/progress.h"
 #include "util/provenance.h"
@@ -416,7 +417,7 @@ std::string run_evaluate(const EvaluateOptions& o) {
                      {"input_kind_from_move_generator", encode::input_spec(model.config.inputs).from_move_generator},
                      {"input_kind_description", encode::input_spec(model.config.inputs).description},
                      {"parameters", count_parameters(*model.net)},
-                     {"training", ordered_json::parse(model.training_json)}};
+                     {"training", parse_json<ordered_json>(model.training_json)}};
   report["options"] = {{"data", o.data},           {"positions", o.positions},
                        {"max_positions", o.max_positions},
                        {"threshold", o.threshold}, {"games", o.games},

@@ -552,6 +552,10 @@ TrainResult run_train(const TrainOptions& given) {
   TrainState state;
   if (o.resume) {
     state = load_checkpoint(folder.checkpoint_path(), model, *net, *optimizer, device);
+    // The data order and the schedule are functions of the step within the run's length.
+    if (state.step > total_steps)
+      throw Error(fmt::format("--resume: '{}' is at step {}, past the {} steps of this run (--epochs, --max-steps)",
+                              folder.checkpoint_path(), state.step, total_steps));
     folder.checkpoint_written(state.step);
   }
   const std::string options =

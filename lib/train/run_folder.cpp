@@ -18,6 +18,7 @@
 
 #include "util/error.h"
 #include "util/text.h"
+#include "util/json.h"
 
 namespace legalnet::train {
 namespace {
@@ -67,9 +68,7 @@ constexpr KeptOption MODEL_OPTIONS[] = {
     {"geometric_head", "--full-head"}, {"mixing", "--mixing"}, {"input_kind", "--inputs"}, {"inputs", "--inputs"},
 };
 
-std::string shown(const nlohmann::json& value) {
-  return printable(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 200);
-}
+std::string shown(const nlohmann::json& value) { return json_excerpt(value); }
 
 // The datasets, named by options.json's "data" and "val" as spelled on the command line, and
 // known by "data_files" and "val_files": each file's resolved path, row and game counts and
@@ -231,9 +230,9 @@ void RunFolder::check_resumed_options(const std::string& options_json) const {
   }
   nlohmann::json run;
   try {
-    run = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(options_path() + ": not JSON (" + printable(e.what()) + ")");
+    run = parse_json(text);
+  } catch (const JsonError& e) {
+    throw Error(options_path() + ": " + e.what());
   }
   if (!run.is_object()) throw Error(options_path() + ": not a JSON object");
   const nlohmann::json now = nlohmann::json::parse(options_json);

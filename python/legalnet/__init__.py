@@ -9,17 +9,29 @@ On a small machine give torch one thread per process for inference (``torch.set_
 or export ``OMP_WAIT_POLICY=PASSIVE``: torch's spinning OpenMP threads made inference 4-20x
 slower on 2 cores.
 """
-import numpy as np
-import torch
+import os
+import sys
 
-from .attacks import attack_planes
-from .dataset import BatchReader, BlockShuffleSampler, Dataset
-from .fen import BoardState, parse_fen
-from .inputs import DEFAULT_INPUT_KIND, INPUT_KINDS, encode_batch, encode_fen, encode_targets, input_kind, squares_from_planes
-from .export import export_model, export_torchscript
-from .model_file import load_model, save_model
-from .models import LegalNet
-from .moves import GEOMETRIC, decode_move, move_index, to_board_order
+try:
+    import numpy as np
+    import torch
+
+    from .attacks import attack_planes
+    from .dataset import BatchReader, BlockShuffleSampler, Dataset
+    from .fen import BoardState, parse_fen
+    from .inputs import DEFAULT_INPUT_KIND, INPUT_KINDS, encode_batch, encode_fen, encode_targets, input_kind, squares_from_planes
+    from .export import export_model, export_torchscript
+    from .model_file import load_model, save_model
+    from .models import LegalNet
+    from .moves import GEOMETRIC, decode_move, move_index, to_board_order
+except KeyboardInterrupt:
+    # `python -m legalnet` imports this package before __main__.py can catch anything, and torch
+    # takes seconds to load: Ctrl-C then is the same one line and status 130 (sys.argv[0] is
+    # "-m" while Python locates the module).
+    if sys.argv[:1] == ["-m"]:
+        sys.stderr.write("legalnet: interrupted\n")
+        os._exit(130)
+    raise
 
 from ._version import __version__
 __all__ = ["BatchReader", "BlockShuffleSampler", "BoardState", "DEFAULT_INPUT_KIND", "Dataset", "GEOMETRIC", "INPUT_KINDS", "LegalNet",

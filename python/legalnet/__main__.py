@@ -2,14 +2,16 @@
         (ONNX, a torch.export program, or legacy TorchScript, for people without legalnet)
 python -m legalnet score MODEL.safetensors FEN [TOP]   (the model's most likely moves in a position)
 python -m legalnet convert OLD.pt NEW.safetensors      (a model.pt of an earlier legalnet, read as data)"""
+import os
 import sys
 
 
 def main(argv):
     import legalnet
+    from .untrusted import printable
     if len(argv) == 3 and argv[0] == "export":
         written = legalnet.export_model(argv[1], argv[2])
-        print(f"legalnet: wrote {argv[2]} ({written}; inputs: {legalnet.load_model(argv[1]).inputs})")
+        print(f"legalnet: wrote {printable(argv[2], 1000)} ({written}; inputs: {legalnet.load_model(argv[1]).inputs})")
         return 0
     if len(argv) in (3, 4) and argv[0] == "score":
         model = legalnet.load_model(argv[1])
@@ -19,15 +21,35 @@ def main(argv):
     if len(argv) == 3 and argv[0] == "convert":
         from .convert import convert_old_model
         convert_old_model(argv[1], argv[2])
-        print(f"legalnet: wrote {argv[2]}")
+        print(f"legalnet: wrote {printable(argv[2], 1000)}")
         return 0
     print(__doc__.strip(), file=sys.stderr)
     return 2
 
 
+def _fail(line, status):
+    """One line on stderr (escaped: it quotes file names and their contents) and the exit status,
+    whatever stderr is; the interpreter's exit handlers are skipped (they could print more)."""
+    from .untrusted import printable
+    try:
+        sys.stderr.write(f"legalnet: {printable(line, 1000)}\n")
+        sys.stderr.flush()
+    except BaseException:  # stderr closed or full: the status still says it
+        pass
+    os._exit(status)
+
+
 if __name__ == "__main__":
     try:
-        sys.exit(main(sys.argv[1:]))
-    except (OSError, ValueError, RuntimeError) as e:
-        print(f"legalnet: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
-        sys.exit(1)
+        status = main(sys.argv[1:])
+        sys.stdout.flush()
+    except KeyboardInterrupt:  # SIGINT: the temporaries are gone (write_atomically), as a shell expects
+        _fail("interrupted", 130)
+    except MemoryError:
+        _fail("out of memory", 1)
+    except Exception as e:  # noqa: BLE001 (full disks, read-only folders, a torch or onnx failure: one line each)
+        text = str(e).strip()
+        if isinstance(e, OSError) and e.strerror and isinstance(e.filename, (str, bytes)):
+            text = f"{os.fsdecode(e.filename)}: {e.strerror}"  # the name as it is, escaped below (not repr's)
+        _fail(text.splitlines()[0] if text else type(e).__name__, 1)
+    sys.exit(status)

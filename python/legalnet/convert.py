@@ -14,7 +14,6 @@ the archive's data/ entries (stored, never compressed, sizes checked against the
 counts), and the model then goes through the same checks as load_model."""
 import collections
 import io
-import json
 import os
 import pickle
 import zipfile
@@ -23,6 +22,7 @@ import torch
 
 from .model_file import MAX_PARAMETERS, min_parameters, resolve_config, save_model
 from .models import LegalNet
+from .untrusted import load_json, printable
 
 _STORAGES = {"FloatStorage": torch.float32, "LongStorage": torch.int64, "BoolStorage": torch.bool}
 _MAX_PICKLE = 64 << 20
@@ -38,7 +38,8 @@ class _Module:
 
 
 def _tensor(storage, offset, size, stride, *_):
-    """torch._utils._rebuild_tensor_v2, checked: the view must lie inside its storage."""
+    """torch._utils._rebuild_tensor_v2, checked: the view must lie inside its storage and hold no
+    more elements than the storage (a stride-0 view of one value can name gigabytes)."""
     if not (isinstance(storage, torch.Tensor) and isinstance(offset, int) and isinstance(size, tuple)
             and isinstance(stride, tuple) and len(size) == len(stride) and len(size) <= 8
             and all(isinstance(v, int) and v >= 0 for v in (offset, *size, *stride))):
@@ -48,6 +49,11 @@ def _tensor(storage, offset, size, stride, *_):
     last = offset + sum((n - 1) * s for n, s in zip(size, stride))
     if last >= storage.numel():
         raise pickle.UnpicklingError(f"a tensor reaches element {last} of a storage of {storage.numel()}")
+    elements = 1
+    for n in size:
+        elements *= n
+    if elements > storage.numel():
+        raise pickle.UnpicklingError(f"a tensor of {elements} elements views a storage of {storage.numel()}")
     return torch.as_strided(storage, size, stride, offset).clone()
 
 
@@ -55,12 +61,22 @@ class _DataOnly(pickle.Unpickler):
     def __init__(self, archive, prefix, file_size):
         super().__init__(io.BytesIO(archive.read(prefix + "data.pkl")))
         self.archive, self.prefix, self.file_size = archive, prefix, file_size
+        self.tensor_bytes = 0  # of every tensor rebuilt so far
+
+    def _tensor(self, storage, *args):
+        """_tensor, and all tensors together no larger than the file: views of one storage
+        rebuilt many times would copy it as often."""
+        t = _tensor(storage, *args)
+        self.tensor_bytes += t.numel() * t.element_size()
+        if self.tensor_bytes > self.file_size:
+            raise pickle.UnpicklingError(f"the tensors hold more than the file's {self.file_size} bytes")
+        return t
 
     def find_class(self, module, name):
         if module.startswith("__torch__") and name == "Module":
             return _Module
         if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
-            return _tensor
+            return self._tensor
         if (module, name) == ("collections", "OrderedDict"):
             return collections.OrderedDict
         if module == "torch" and name in _STORAGES:
@@ -83,18 +99,36 @@ class _DataOnly(pickle.Unpickler):
         return torch.frombuffer(data, dtype=dtype) if data else torch.empty(0, dtype=dtype)
 
 
-def _flatten(module, prefix, tensors, strings):
-    for key, value in module.attributes.items():
-        if not isinstance(key, str):
-            raise ValueError("an attribute name is not a string")
-        if isinstance(value, _Module):
-            _flatten(value, prefix + key + ".", tensors, strings)
-        elif isinstance(value, torch.Tensor):
-            tensors[prefix + key] = value
-        elif isinstance(value, str):
-            strings[prefix + key] = value
-        else:
-            raise ValueError(f"attribute {prefix + key!r} is a {type(value).__name__}")
+_MAX_MODULES = 100_000  # a legalnet net has a few hundred
+_MAX_NESTING = 64
+
+
+def _flatten(root, tensors, strings):
+    """The tree's tensors and strings by dotted name, walked without recursion. A module reached
+    twice is refused: a pickle's memo can share one module 2^40 ways in a few hundred bytes."""
+    seen = set()
+    stack = [(root, "")]
+    while stack:
+        module, prefix = stack.pop()
+        if id(module) in seen:
+            raise ValueError(f"module {prefix[:-1]!r} appears more than once in the tree")
+        seen.add(id(module))
+        if len(seen) > _MAX_MODULES or prefix.count(".") > _MAX_NESTING:
+            raise ValueError("modules nested too deep or too many")
+        attributes = getattr(module, "attributes", None)
+        if not isinstance(attributes, dict):
+            raise ValueError(f"module {prefix[:-1]!r} has no state")
+        for key, value in attributes.items():
+            if not isinstance(key, str):
+                raise ValueError("an attribute name is not a string")
+            if isinstance(value, _Module):
+                stack.append((value, prefix + key + "."))
+            elif isinstance(value, torch.Tensor):
+                tensors[prefix + key] = value
+            elif isinstance(value, str):
+                strings[prefix + key] = value
+            else:
+                raise ValueError(f"attribute {prefix + key!r} is a {type(value).__name__}")
 
 
 def read_old_model(path):
@@ -111,20 +145,20 @@ def read_old_model(path):
             root = _DataOnly(archive, pickles[0][:-len("data.pkl")], file_size).load()
     except (zipfile.BadZipFile, pickle.UnpicklingError, EOFError, RecursionError, TypeError, AttributeError,
             IndexError, KeyError) as e:
-        raise ValueError(f"{path}: not a model.pt of legalnet ({type(e).__name__}: {e})") from None
+        raise ValueError(f"{path}: not a model.pt of legalnet ({type(e).__name__}: {printable(str(e))})") from None
     if not isinstance(root, _Module):
         raise ValueError(f"{path}: not a model.pt of legalnet (the root is not a module)")
     tensors, strings = {}, {}
     try:
-        _flatten(root, "", tensors, strings)
-    except RecursionError:
-        raise ValueError(f"{path}: not a model.pt of legalnet (modules nested too deep)") from None
+        _flatten(root, tensors, strings)
+    except ValueError as e:
+        raise ValueError(f"{path}: not a model.pt of legalnet ({printable(str(e))})") from None
     if strings.get("legalnet_format") != "legalnet-model 1":
-        raise ValueError(f"{path}: format {strings.get('legalnet_format')!r} is not 'legalnet-model 1'")
+        raise ValueError(f"{path}: format {printable(repr(strings.get('legalnet_format')))} is not 'legalnet-model 1'")
     try:
-        config = resolve_config(json.loads(strings.get("legalnet_config", "")))
-    except (ValueError, RecursionError) as e:
-        raise ValueError(f"{path}: config: {str(e)[:200]}") from None
+        config = resolve_config(load_json(strings.get("legalnet_config", ""), max_bytes=1 << 16))
+    except ValueError as e:
+        raise ValueError(f"{path}: config: {printable(str(e))}") from None
     if min_parameters(config) > min(MAX_PARAMETERS, sum(t.numel() for t in tensors.values())):
         raise ValueError(f"{path}: the config asks for more weights than the file holds")
     model = LegalNet(config)
@@ -138,9 +172,9 @@ def read_old_model(path):
         if name.rsplit(".", 1)[-1] in ("source", "fixed_off", "impossible") and not torch.equal(tensors[name], t):
             raise ValueError(f"{path}: {name!r} differs from the one the architecture makes")
     model.net.load_state_dict(tensors)
-    try:
-        model.training_record = json.loads(strings.get("legalnet_training", "{}"))
-    except json.JSONDecodeError:
+    try:  # written back as the new file's 'training': bounded as load_model reads it
+        model.training_record = load_json(strings.get("legalnet_training", "{}"), max_bytes=4 << 20)
+    except ValueError:
         model.training_record = {}
     return model.eval()
 

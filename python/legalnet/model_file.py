@@ -15,12 +15,27 @@ from safetensors.torch import save_file
 from .inputs import config_input_kind, input_kind
 from .models import MODEL_SPECS, LegalNet
 from .moves import GEOMETRIC
+from .untrusted import load_json, printable
 
 MODEL_FORMAT = "legalnet-model 2"
 MAX_PARAMETERS = 1 << 30  # nn::MAX_PARAMETERS
 _LIMITS = {"hidden": 65536, "blocks": 256, "channels": 4096, "heads": 64}  # nn::MAX_SIZES (lib/nn/model_config.h)
 _OLD_FORMAT = ("a TorchScript archive (the .pt format of earlier legalnet), which can run code when loaded, so it "
                "is not read; convert it, read as data, with: python -m legalnet convert OLD.pt NEW.safetensors")
+
+
+# The keys of a model file's config: (name, type, value when absent or None when required).
+# lib/nn/model_config.cpp's CONFIG_KEYS is the same table; tests/testdata/model_configs.json
+# feeds the same configs to both (test_model_files.py: ConfigRules). A size is an integer,
+# never a bool or 1.0, in 0..65536 before its own cap below.
+CONFIG_KEYS = (("kind", str, None), ("hidden", int, None), ("blocks", int, None), ("channels", int, None),
+               ("heads", int, 0),  # absent before the attention model
+               ("squeeze_excitation", bool, None), ("geometric_head", bool, None),
+               ("mixing", str, "none"),  # absent before line mixing
+               # "inputs" before the name was made one; neither before the attack planes
+               ("input_kind", str, "planes"), ("inputs", str, "planes"))
+MIXINGS = ("none", "lines")  # nn::MIXINGS
+_MAX_SIZE = 65536
 
 
 def resolve_config(config):
@@ -30,18 +45,25 @@ def resolve_config(config):
     if not isinstance(config, dict):
         raise ValueError("the model config is not a JSON object")
     c = dict(config)
-    c.setdefault("heads", 0)  # absent before the attention model
+    for key, kind, absent in CONFIG_KEYS:
+        if key not in c and absent is None:
+            raise ValueError(f"the model config has no {key!r}")
+        value = c.get(key, absent)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ValueError(f"the model config's {key!r} is not {_TYPE_NAMES[kind]}")
+        if kind is int and not 0 <= value <= _MAX_SIZE:
+            raise ValueError(f"the model config's {key!r} is {value}, not in 0..{_MAX_SIZE}")
     c["input_kind"] = config_input_kind(c)
     c.pop("inputs", None)
-    for key, kind in (("kind", str), ("hidden", int), ("blocks", int), ("channels", int), ("heads", int),
-                      ("squeeze_excitation", bool), ("geometric_head", bool), ("input_kind", str)):
-        if key not in c:
-            raise ValueError(f"the model config has no {key!r}")
-        if not isinstance(c[key], kind) or (kind is int and isinstance(c[key], bool)):
-            raise ValueError(f"the model config's {key!r} is not a {kind.__name__}")
+    c.setdefault("heads", 0)
+    c.setdefault("mixing", "none")
     input_kind(c["input_kind"])
     if c["kind"] not in MODEL_SPECS:
-        raise ValueError(f"unknown model {c['kind']!r} (expected {' | '.join(MODEL_SPECS)})")
+        raise ValueError(f"unknown model {printable(repr(c['kind']))} (expected {' | '.join(MODEL_SPECS)})")
+    if c["mixing"] not in MIXINGS:
+        raise ValueError(f"unknown mixing {printable(repr(c['mixing']))} (expected {' | '.join(MIXINGS)})")
+    if c["mixing"] != "none" and c["kind"] != "resnet":
+        raise ValueError(f"mixing {c['mixing']!r} is a resnet option, not {c['kind']}'s")
     for key, value in MODEL_SPECS[c["kind"]].defaults.items():
         if c[key] == 0:
             c[key] = value
@@ -106,9 +128,14 @@ def load_model(path, device="cpu"):
             if metadata.get("format") != MODEL_FORMAT:
                 raise ValueError(f"{path}: format {metadata.get('format')!r} is not {MODEL_FORMAT!r}")
             try:
-                config = resolve_config(json.loads(metadata.get("config", "")))
-            except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
-                raise ValueError(f"{path}: config: {str(e)[:200]}") from None
+                config = resolve_config(load_json(metadata.get("config", ""), max_bytes=1 << 16))
+            except ValueError as e:
+                raise ValueError(f"{path}: config: {printable(str(e))}") from None
+            training = metadata.get("training", "{}")
+            try:  # copied into reports: JSON, bounded, as evaluate reads it
+                load_json(training, max_bytes=4 << 20)
+            except ValueError as e:
+                raise ValueError(f"{path}: metadata 'training' is {e}") from None
             # Shapes and dtypes come from the header: nothing of the tensors is read yet.
             stored = {name: f.get_slice(name) for name in f.keys()}
             floats = sum(_elements(s.get_shape()) * _dtype_size(s.get_dtype()) for s in stored.values()) // 4
@@ -130,13 +157,16 @@ def load_model(path, device="cpu"):
                     raise ValueError(f"{path}: {name!r} is {stored[name].get_dtype()}{shape}, the architecture "
                                      f"makes {want.dtype}{list(want.shape)}")
                 tensor = f.get_tensor(name)
+                # As load_model in C++: a NaN or infinite weight loads and runs, and makes every output NaN.
+                if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                    raise ValueError(f"{path}: tensor {printable(repr(name))} holds a NaN or infinite value")
                 if _is_derived_buffer(name) and not torch.equal(tensor, want):
                     raise ValueError(f"{path}: {name!r} differs from the one the architecture makes")
                 loaded[name] = tensor
     except SafetensorError as e:
-        raise ValueError(f"{path}: not a safetensors file ({_printable(str(e))})") from None
+        raise ValueError(f"{path}: not a safetensors file ({printable(str(e))})") from None
     model.net.load_state_dict(loaded)
-    model.training_json = metadata.get("training", "{}")
+    model.training_json = training
     return model.to(device).eval()
 
 
@@ -151,7 +181,9 @@ def save_model(model, path, training=None):
 
 def write_atomically(path, write):
     """Calls ``write(temp)`` for a temporary beside ``path`` and renames it onto ``path`` when
-    ``write`` returns; on failure the temporary is removed and ``path`` is as it was."""
+    ``write`` returns; on failure the temporary is removed and ``path`` is as it was. The file
+    gets the mode a new file of the user's gets (0666 less the umask), as the C++ tools' outputs
+    do, not mkstemp's 0600."""
     path = str(path)
     folder = os.path.dirname(os.path.abspath(path))
     # The temporary keeps the extension: some writers (torch.export.save) go by it.
@@ -160,6 +192,7 @@ def write_atomically(path, write):
     try:
         write(temp)
         with open(temp, "rb") as f:
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
             os.fsync(f.fileno())
         os.replace(temp, path)
     except BaseException:
@@ -168,13 +201,24 @@ def write_atomically(path, write):
         raise
 
 
+def _umask():
+    """This process's umask, read without changing it where Linux tells it (os.umask can only
+    set it, and another thread creating a file meanwhile would get the wrong mode)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+_TYPE_NAMES = {str: "a string", int: "an integer", bool: "true or false"}
 _TORCH_DTYPES = {"F32": torch.float32, "I64": torch.int64, "BOOL": torch.bool}
 _DTYPE_SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1}
-
-
-def _printable(text):
-    """``text`` with what is not printable written as Python escapes: no file's bytes reach a terminal raw."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _dtype_size(name):

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "chess/notation.h"
 #include "encode/encode.h"
@@ -226,6 +228,29 @@ TEST(Games, PickIndexSamplesInProportion) {
   EXPECT_EQ(pick_index(p.data(), true, 0.0), 20);
   EXPECT_EQ(pick_index(p.data(), false, 0.2), 10);
   EXPECT_EQ(pick_index(p.data(), false, 0.3), 20);
+}
+
+// A net whose outputs overflow gives NaN or infinities: no pick may leave the vector or land
+// on an index that has no weight (a NaN sum once walked past every index and a null move was
+// played from the last one).
+TEST(Games, PickIndexIgnoresNaNAndInfinities) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::vector<float> p(encode::MOVE_INDICES, nan);
+  p[7] = 0.5f;
+  p[4095] = inf;
+  p[4000] = -inf;
+  for (const double u : {0.0, 0.5, 0.999999})
+    for (const bool greedy : {false, true}) EXPECT_EQ(pick_index(p.data(), greedy, u), 7) << u;
+  std::fill(p.begin(), p.end(), nan);
+  for (const double u : {0.0, 0.5, 0.999999})
+    for (const bool greedy : {false, true}) {
+      const int i = pick_index(p.data(), greedy, u);
+      EXPECT_TRUE(i >= 0 && i < encode::MOVE_INDICES) << i;
+    }
+  // Rounding that leaves the walk short ends on the last index with weight, not on 4095.
+  std::fill(p.begin(), p.end(), 0.0f);
+  p[100] = 1e-30f;
+  EXPECT_EQ(pick_index(p.data(), false, std::nextafter(1.0, 0.0)), 100);
 }
 
 // A model that knows every legal move but also likes a few illegal ones, more in some positions

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The fuzz step of `make test`: each libFuzzer target for SECONDS, then a verdict.
 #   tests/fuzz/run.sh BUILD_FUZZ_DIR SECONDS
-# fen, pgn and dataset_layout test only legalnet's code: any finding fails the run. dataset feeds
+# fen, pgn, dataset_layout and safetensors (the bounded JSON reader and the safetensors header
+# parser) test only legalnet's code: any finding fails the run. dataset feeds
 # raw bytes to HDF5's parser, and Debian 12's libhdf5 1.10.8 crashes, hangs or asks for
 # petabytes on some damaged files before or while the reader's checks run (docs/dataset.md):
 # it runs in fork mode, and each finding is replayed and blamed on the first frame of its stack
@@ -19,9 +20,10 @@ TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/legalnet-fuzz.XXXXXX") || exit 1
 export TMPDIR
 trap 'rm -rf "$TMPDIR"' EXIT
 
-for t in fen pgn dataset_layout; do
+for t in fen pgn dataset_layout safetensors; do
   case $t in
     fen) seeds=("$src/corpus/fen") len=4096 ;;
+    safetensors) seeds=("$src/corpus/safetensors") len=8192 ;;
     pgn) seeds=("$src/corpus/pgn" "$src/../pgn/corpus") len=4096 ;;
     dataset_layout) seeds=() len=4096 ;;
   esac

@@ -55,6 +55,26 @@ struct Parts {
   }
 };
 
+// The configs both readers give one verdict on (Python: tests/python/test_model_files.py,
+// SharedConfigRules, which also runs evaluate on each in a model file).
+TEST(ModelFile, ConfigRulesGiveTheVerdictsOfTheSharedTable) {
+  std::ifstream in(std::string(LEGALNET_TEST_SOURCE_DIR) + "/testdata/model_configs.json");
+  const auto table = nlohmann::json::parse(in);
+  ASSERT_GE(table["cases"].size(), 20u);
+  for (const auto& c : table["cases"]) {
+    bool accepted = true;
+    std::string why;
+    try {
+      ModelConfig::from_json(c["config"].dump());
+    } catch (const Error& e) {
+      accepted = false;
+      why = e.what();
+    }
+    EXPECT_EQ(accepted, c["accepted"].get<bool>()) << c["name"] << ": " << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos);
+  }
+}
+
 TEST(ModelFile, MinParametersIsALowerBoundOfEveryNetAndTheCapRefusesHugeOnes) {
   ModelConfig se = small("resnet", 0, 2, 8);
   se.squeeze_excitation = true;

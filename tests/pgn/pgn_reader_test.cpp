@@ -303,19 +303,35 @@ TEST(Printable, EscapesControlsAndBadBytesKeepsUtf8) {
 TEST(PgnReader, LinesAndGamesLongerThanTheCapsAreBounded) {
   const std::string dir = test::temp_dir("caps");
   {
+    // A game, a game with a comment over the line cap, a game; and a file of one long line,
+    // which is not PGN.
     OutputFile out(dir + "/line.pgn.zst");
-    out.write("[Event \"e\"]\n\n1. e4 ");
-    const std::string block(1 << 20, 'a');
+    out.write("[Event \"a\"]\n\n1. e4 e5 *\n\n[Event \"long\"]\n\n1. e4 {");
+    const std::string block(1 << 20, '[');
     for (size_t i = 0; i <= MAX_PGN_LINE_BYTES >> 20; ++i) out.write(block);
+    out.write("} e5\r\n2. Nf3 *\n[Event \"c\"]\n\n1. d4 *\n");
     out.commit();
+    OutputFile binary(dir + "/binary.pgn.zst");
+    for (size_t i = 0; i <= MAX_PGN_LINE_BYTES >> 20; ++i) binary.write(std::string(1 << 20, 'x'));
+    binary.commit();
   }
   PgnReader long_line(dir + "/line.pgn.zst");
+  std::vector<PgnGame> read;
+  for (PgnGame g; long_line.next(g);) read.push_back(g);
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(uci_line(read[0]), "e2e4 e7e5");
+  EXPECT_EQ(read[1].error, "a line longer than 16 MiB");
+  EXPECT_EQ(read[1].error_line, 7);
+  EXPECT_EQ(read[2].tag("Event"), "c");
+  EXPECT_EQ(uci_line(read[2]), "d2d4");
+  EXPECT_EQ(read[2].first_line, 9);
+  PgnReader no_pgn(dir + "/binary.pgn.zst");
   PgnGame g;
   EXPECT_EQ(test::error_of([&] {
-              while (long_line.next(g)) {
+              while (no_pgn.next(g)) {
               }
             }),
-            dir + "/line.pgn.zst:3: a line longer than 16 MiB: not PGN");
+            dir + "/binary.pgn.zst: not PGN: no tag pair, move number or result in 1 lines");
 
   std::string text = "[Event \"endless\"]\n\n";
   for (size_t i = 0; i < MAX_GAME_PLIES / 4 + 10; ++i) text += std::to_string(2 * i + 1) + ". Nf3 Nf6 Ng1 Ng8\n";

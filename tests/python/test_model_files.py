@@ -73,7 +73,30 @@ def hostile_cases(good):
          "head.source"),
         ("a foreign tensor", changed(good, lambda h, _: h.__setitem__("evil", h.pop(first))), "tensor"),
         ("zip archive", b"PK\x03\x04" + good, "convert"),
+        # Issue 35: nesting that recursive code would follow, numbers the net would trust.
+        ("config nested 1000 deep", changed(good, lambda h, _: h["__metadata__"].__setitem__(
+            "config", "[" * 1000 + "]" * 1000)), "nested deeper than 64"),
+        ("training nested 100000 deep", changed(good, lambda h, _: h["__metadata__"].__setitem__(
+            "training", '{"a":' * 100000 + "1" + "}" * 100000)), "nested deeper than 64"),
+        ("header nested 100000 deep", join_text(good, ',"deep":' + "[" * 100000 + "]" * 100000), ""),
+        ("a NaN weight", changed(good, lambda h, b: b.__setitem__(
+            slice(h[first]["data_offsets"][0], h[first]["data_offsets"][0] + 4), struct.pack("<f", float("nan")))),
+         "NaN or infinite"),
+        ("an infinite weight", changed(good, lambda h, b: b.__setitem__(
+            slice(h[first]["data_offsets"][1] - 4, h[first]["data_offsets"][1]), struct.pack("<f", float("-inf")))),
+         "NaN or infinite"),
+        ("fractional blocks", with_config(good, blocks=1.5), "blocks"),
+        ("channels 2^32+8", with_config(good, channels=2**32 + 8), "channels"),
+        ("boolean blocks", with_config(good, blocks=True), "blocks"),
+        ("mixing the net does not have", with_config(good, mixing="lines\x1b[2J"), "mixing"),
     ]
+
+
+def join_text(good, extra):
+    """``good`` with ``extra`` (JSON text) added at the end of its header's object."""
+    header, body = split(good)
+    text = json.dumps(header)[:-1] + extra + "}"
+    return struct.pack("<Q", len(text)) + text.encode() + body
 
 
 class ModelFiles(unittest.TestCase):
@@ -225,6 +248,173 @@ class ModelFiles(unittest.TestCase):
         leftovers = [n for n in os.listdir(self.dir) if ".tmp." in n]
         self.assertEqual(leftovers, [])
         self.assertTrue(set(before) <= set(os.listdir(self.dir)))
+
+
+def old_archive(path, pickled, storages=()):
+    """An earlier legalnet's model.pt as far as convert reads it: a zip holding ARCHIVE/data.pkl
+    and ARCHIVE/data/N, stored."""
+    import zipfile
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", pickled)
+        for key, data in storages:
+            z.writestr(f"archive/data/{key}", data)
+
+
+def _text(s):
+    data = s.encode()
+    return b"X" + struct.pack("<I", len(data)) + data
+
+
+def module_pickle(items):
+    """Pickle opcodes of a __torch__ Module whose state holds ``items`` (opcode strings)."""
+    body = b"".join(_text(k) + v for k, v in items)
+    return b"c__torch__\nModule\n)\x81}(" + body + b"ub"
+
+
+class HostileOldModels(unittest.TestCase):
+    """convert reads an earlier legalnet's model.pt as data (issue 35, class 3): what the
+    pickle names is bounded by what the file stores, and each module is visited once."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def refused(self, path, part):
+        run = subprocess.run([sys.executable, "-m", "legalnet", "convert", path, os.path.join(self.dir, "new.safetensors")],
+                             capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=PACKAGE), timeout=120)
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertEqual(len(run.stderr.splitlines()), 1, run.stderr)
+        self.assertIn(part, run.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "new.safetensors")))
+
+    def test_a_stride_0_view_cannot_name_gigabytes(self):
+        storage = b"(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x01tQ"
+        view = (b"ctorch._utils\n_rebuild_tensor_v2\n(" + storage + b"K\x00J\x00\x00\x10\x00J\x00\x04\x00\x00\x86"
+                b"K\x00K\x00\x86\x89ccollections\nOrderedDict\n)RtR")
+        path = os.path.join(self.dir, "stride0.pt")
+        old_archive(path, b"\x80\x02" + module_pickle([("weight", view)]) + b".", [("0", b"\x00" * 4)])
+        self.refused(path, "a tensor of 1073741824 elements views a storage of 1")
+
+    def test_a_module_tree_shared_2_40_ways_is_refused_at_once(self):
+        # Each level refers to the one below twice through the pickle's memo: 2^40 paths.
+        ops = module_pickle([]) + b"q\x00"
+        for level in range(1, 41):
+            ops += b"0" + module_pickle([("a", b"h" + bytes([level - 1])), ("b", b"h" + bytes([level - 1]))])
+            ops += b"q" + bytes([level])
+        path = os.path.join(self.dir, "shared.pt")
+        old_archive(path, b"\x80\x02" + ops + b".")
+        self.refused(path, "appears more than once")
+
+    def test_a_config_nested_deep_is_refused(self):
+        config = "[" * 5000 + "]" * 5000
+        ops = module_pickle([("legalnet_format", _text("legalnet-model 1")), ("legalnet_config", _text(config))])
+        path = os.path.join(self.dir, "deep-config.pt")
+        old_archive(path, b"\x80\x02" + ops + b".")
+        self.refused(path, "nested deeper than 64")
+
+
+class SharedConfigRules(unittest.TestCase):
+    """One verdict for one config (issue 35, class 9): tests/testdata/model_configs.json, each
+    config in a model file read by load_model and by the C++ evaluate."""
+
+    def test_python_and_cpp_agree_on_every_config(self):
+        with open(os.path.join(TESTDATA, "model_configs.json")) as f:
+            cases = json.load(f)["cases"]
+        evaluate = os.path.join(BIN, "evaluate")
+        with tempfile.TemporaryDirectory() as folder:
+            good = legalnet.LegalNet(CONFIG).eval()
+            for i, case in enumerate(cases):
+                with self.subTest(case["name"]):
+                    text = json.dumps(case["config"])
+                    try:
+                        net = legalnet.LegalNet(legalnet.model_file.resolve_config(case["config"]))
+                    except ValueError:
+                        net = good  # a refused config, stored beside another net's tensors
+                    path = os.path.join(folder, f"config-{i}.safetensors")
+                    legalnet.save_model(net, path)
+                    with open(path, "rb") as f:
+                        data = f.read()
+                    with open(path, "wb") as f:
+                        f.write(changed(data, lambda h, _: h["__metadata__"].__setitem__("config", text)))
+                    try:
+                        legalnet.load_model(path)
+                        python = True
+                    except ValueError:
+                        python = False
+                    self.assertEqual(python, case["accepted"], "Python")
+                    if os.path.exists(evaluate):
+                        run = subprocess.run([evaluate, "--model", path, "--fen", "startpos", "--device", "cpu", "-q"],
+                                             capture_output=True, text=True)
+                        self.assertIn(run.returncode, (0, 1), run.stderr)
+                        self.assertEqual(run.returncode == 0, case["accepted"], ("C++", run.stderr))
+
+
+class PackageCommandLine(unittest.TestCase):
+    """python -m legalnet: file names escaped as the C++ tools escape them, outputs with the
+    user's umask, one line and a status for every failure (issue 35, class 9)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        self.model = os.path.join(self.dir, "m.safetensors")
+        legalnet.save_model(legalnet.LegalNet(CONFIG).eval(), self.model)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def legalnet(self, *args, **kw):
+        return subprocess.run([sys.executable, "-m", "legalnet", *args], capture_output=True,
+                              env=dict(os.environ, PYTHONPATH=PACKAGE), timeout=300, **kw)
+
+    def test_file_names_reach_stderr_escaped(self):
+        name = os.path.join(self.dir, "\x1b]0;owned\x07\x9b.safetensors")
+        run = self.legalnet("score", name, "startpos")
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertEqual(len(run.stderr.splitlines()), 1, run.stderr)
+        self.assertNotIn(b"\x1b", run.stderr)
+        self.assertNotIn(b"\x07", run.stderr)
+        self.assertIn(b"\\x1b]0;owned\\x07", run.stderr)
+        bad = os.path.join(os.fsencode(self.dir), b"\xff\xfe.pt")  # not UTF-8: a lone surrogate in Python
+        run = self.legalnet("convert", bad, os.path.join(self.dir, "out.safetensors"))
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertEqual(len(run.stderr.splitlines()), 1, run.stderr)
+        self.assertIn(b"\\xff\\xfe.pt", run.stderr)
+
+    def test_outputs_take_the_users_umask(self):
+        for umask, mode in ((0o022, 0o644), (0o002, 0o664), (0o077, 0o600)):
+            out = os.path.join(self.dir, f"copy-{umask:o}.safetensors")
+            old = os.umask(umask)
+            try:
+                legalnet.save_model(legalnet.load_model(self.model), out)
+            finally:
+                os.umask(old)
+            self.assertEqual(os.stat(out).st_mode & 0o777, mode, oct(umask))
+
+    def test_sigint_is_one_line_and_status_130_with_no_temporary(self):
+        import signal
+        import time
+        out = os.path.join(self.dir, "out.pt2")
+        for delay in (1.0, 4.0):  # while torch loads, and while it exports
+            process = subprocess.Popen([sys.executable, "-m", "legalnet", "export", self.model, out],
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       env=dict(os.environ, PYTHONPATH=PACKAGE))
+            time.sleep(delay)
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=120)
+            if process.returncode == 0:
+                continue  # done before the signal came: nothing to check
+            self.assertEqual(process.returncode, 130, err)
+            self.assertEqual(err.decode().splitlines(), ["legalnet: interrupted"])
+            self.assertEqual([n for n in os.listdir(self.dir) if ".tmp." in n], [])
+
+    def test_an_unwritable_folder_is_one_line(self):
+        for target in ("/proc/out.pt2", os.path.join(self.dir, "no-such-folder", "out.pt2")):
+            run = self.legalnet("export", self.model, target)
+            self.assertEqual(run.returncode, 1, run.stderr)
+            self.assertEqual(len(run.stderr.splitlines()), 1, run.stderr)
 
 
 if __name__ == "__main__":

@@ -344,14 +344,14 @@ expect 1 "^tensorize: 'model.safetensors' is not zstd data|^tensorize: model.saf
   "$bin/tensorize" --in model.safetensors --out never.h5
 
 # 3b. Streams read with bounded memory: a 16 MiB cap on a line (a 1 KB .zst of one endless
-# line), games longer than the 75-move rule allows skipped without keeping their moves, all
+# line: its game is skipped, and --strict stops there; issue 35 below), games longer than the 75-move rule allows skipped without keeping their moves, all
 # under a 1 GB address-space limit.
 {
   printf '[Event "e"]\n\n'
   head -c 20000000 /dev/zero | tr '\0' 'a'
 } | zstd -q -o long-line.pgn.zst
-expect 1 "^tensorize: long-line.pgn.zst:3: a line longer than 16 MiB: not PGN$" \
-  bash -c "ulimit -v 1000000; exec '$bin/tensorize' -q --in long-line.pgn.zst --out never.h5"
+expect 1 "^tensorize: long-line.pgn.zst: game 1 \(line 1\): line 3: a line longer than 16 MiB$" \
+  bash -c "ulimit -v 1000000; exec '$bin/tensorize' -q --strict --in long-line.pgn.zst --out never.h5"
 {
   printf '[Event "endless"]\n\n'
   yes '1. Nf3 Nf6 2. Ng1 Ng8' | head -n 3000000
@@ -590,6 +590,229 @@ cp -r run bad-options && printf '{"lr": 0.002,' > bad-options/options.json
 expect 1 "^train: bad-options/options.json: not JSON \(" \
   "$bin/train" --data data.h5 --out bad-options --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
 rm -rf bad-options
+
+# ---- Issue 35, classes 2, 3, 8 and 9: parsers of files from others --------------------------
+# 35.2 Recursion driven by a file: JSON nested deeper than 64 levels in a model's, a checkpoint's
+# or a run's metadata, or in report.json, is refused by one bounded reader before any parser
+# builds it (a few hundred KB of brackets once overflowed the stack or ended in a
+# RecursionError); a value quoted back in a message is cut short.
+if [[ -n $python ]] && "$python" -c "import safetensors, torch" 2>/dev/null; then
+  cp -r run deep-run
+  "$python" - <<'PY'
+import json, struct
+from safetensors import safe_open
+from safetensors.numpy import load_file, save_file
+
+def forge(source, name, tensors=None, **metadata):
+    with safe_open(source, "np") as f:
+        meta = f.metadata()
+    meta.update(metadata)
+    save_file(tensors or load_file(source), name, metadata=meta)
+
+deep_array = "[" * 100000 + "]" * 100000
+forge("model.safetensors", "deep-training.safetensors", training='{"a":' * 100000 + "1" + "}" * 100000)
+forge("model.safetensors", "deep-config.safetensors", config=deep_array[99000:101000])
+forge("deep-run/checkpoint.safetensors", "deep-run/checkpoint.safetensors", config="[" * 70 + "]" * 70)
+# A tensor entry of the header itself nested deep (the safetensors writer would not write it).
+with open("model.safetensors", "rb") as f:
+    data = f.read()
+n = struct.unpack("<Q", data[:8])[0]
+text = data[8:8 + n].rstrip(b" ")[:-1] + b',"deep":' + deep_array.encode() + b"}"
+with open("deep-header.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(text)) + text + data[8 + n:])
+# A run whose options.json is nested deep, and one whose --lr is a long list.
+options = json.load(open("run/options.json"))
+open("deep-run/options.json", "w").write(json.dumps(options)[:-1] + ',"x":' + deep_array + "}")
+options["lr"] = list(range(100000))
+json.dump(options, open("long-lr-options.json", "w"))
+PY
+  expect 1 "^evaluate: deep-training.safetensors: metadata 'training' is JSON nested deeper than 64 levels \(at byte 320\)$" \
+    "$bin/evaluate" --model deep-training.safetensors --fen startpos --device cpu
+  expect 1 "^evaluate: deep-config.safetensors: bad model description: JSON nested deeper than 64 levels \(at byte 64\)$" \
+    "$bin/evaluate" --model deep-config.safetensors --fen startpos --device cpu
+  expect 1 "^evaluate: deep-header.safetensors: safetensors header is JSON nested deeper than 64 levels \(at byte [0-9]+\)$" \
+    "$bin/evaluate" --model deep-header.safetensors --fen startpos --device cpu
+  expect 1 "^train: deep-run/options.json: JSON nested deeper than 64 levels \(at byte [0-9]+\)$" \
+    "$bin/train" --data data.h5 --out deep-run --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
+  cp run/options.json deep-run/options.json
+  expect 1 "^train: deep-run/checkpoint.safetensors: bad model description: JSON nested deeper than 64 levels \(at byte 64\)$" \
+    "$bin/train" --data data.h5 --out deep-run --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
+  cp long-lr-options.json deep-run/options.json
+  expect 1 "^train: --resume: --lr is 0.002 here but \[0,1,2,3,[0-9,]{150,200}\.\.\. in the run being resumed" \
+    "$bin/train" --data data.h5 --out deep-run --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
+  expect 1 "^legalnet: deep-training.safetensors: metadata 'training' is JSON nested deeper than 64 levels \(at byte 320\)$" \
+    env PYTHONPATH="$src/python" "$python" -m legalnet score deep-training.safetensors startpos
+  mkdir deep-report && printf '{"model": %s1%s}' "$(printf '[%.0s' {1..100000})" "$(printf ']%.0s' {1..100000})" \
+    > deep-report/report.json
+  expect 1 "^report-html: deep-report: deep-report/report.json: not JSON of a report \(nested deeper than 64 levels at byte 73\)$" \
+    "$python" "$src/scripts/report-html" deep-report
+  head -c 17000000 /dev/zero | tr '\0' ' ' > deep-report/report.json
+  expect 1 "^report-html: deep-report: deep-report/report.json: larger than 16777216 bytes; not a report of evaluate$" \
+    "$python" "$src/scripts/report-html" deep-report
+  rm -rf deep-run deep-report long-lr-options.json
+
+  # 35.3 Numbers a file claims: NaN or infinite weights are refused by evaluate and by Python
+  # (they once made evaluate --games play a null move); a checkpoint's step is held to the run.
+  "$python" - <<'PY'
+import numpy as np
+from safetensors import safe_open
+from safetensors.numpy import load_file, save_file
+def forge(source, name, value=None, **metadata):
+    with safe_open(source, "np") as f:
+        meta = f.metadata()
+    tensors = load_file(source)
+    if value is not None:
+        key = sorted(k for k, t in tensors.items() if t.dtype == np.float32 and t.size > 3)[0]
+        tensors[key] = tensors[key].copy()
+        tensors[key].flat[3] = value
+    meta.update(metadata)
+    save_file(tensors, name, metadata=meta)
+forge("model.safetensors", "nan.safetensors", np.nan)
+forge("model.safetensors", "inf.safetensors", -np.inf)
+forge("run/checkpoint.safetensors", "nan-checkpoint.safetensors", np.nan)
+forge("run/checkpoint.safetensors", "step-huge.safetensors", step=str(2**62))
+forge("run/checkpoint.safetensors", "step-past.safetensors", step="1000")
+PY
+  expect 1 "^evaluate: nan.safetensors: tensor '[a-z_.0-9]+' holds a NaN or infinite value$" \
+    "$bin/evaluate" --model nan.safetensors --games 4 --device cpu
+  expect 1 "^evaluate: inf.safetensors: tensor '[a-z_.0-9]+' holds a NaN or infinite value$" \
+    "$bin/evaluate" --model inf.safetensors --games 4 --device cpu
+  expect 1 "^legalnet: nan.safetensors: tensor '[a-z_.0-9]+' holds a NaN or infinite value$" \
+    env PYTHONPATH="$src/python" "$python" -m legalnet score nan.safetensors startpos
+  for name in nan-checkpoint step-huge step-past; do
+    cp -r run "resume-$name" && cp "$name.safetensors" "resume-$name/checkpoint.safetensors"
+  done
+  expect 1 "^train: resume-nan-checkpoint/checkpoint.safetensors: tensor 'model\.[a-z_.0-9]+' holds a NaN or infinite value$" \
+    "$bin/train" --data data.h5 --out resume-nan-checkpoint --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
+  expect 1 "^train: resume-step-huge/checkpoint.safetensors: metadata 'step' is 4611686018427387904, more than any run takes \(at most 1099511627776\)$" \
+    "$bin/train" --data data.h5 --out resume-step-huge --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
+  expect 1 "^train: --resume: 'resume-step-past/checkpoint.safetensors' is at step 1000, past the 3 steps of this run \(--epochs, --max-steps\)$" \
+    "$bin/train" --data data.h5 --out resume-step-past --resume --arch mlp --hidden 16 --batch-size 16 --max-steps 3 \
+    --device cpu
+  rm -rf resume-nan-checkpoint resume-step-huge resume-step-past nan-checkpoint.safetensors step-*.safetensors
+  # convert of an earlier model.pt: a stride-0 view naming 4 GB of one stored float, and a module
+  # tree shared 2^40 ways through the pickle's memo, refused at once.
+  "$python" - <<'PY'
+import struct, zipfile
+def text(s):
+    return b"X" + struct.pack("<I", len(s)) + s.encode()
+def module(items):
+    return b"c__torch__\nModule\n)\x81}(" + b"".join(text(k) + v for k, v in items) + b"ub"
+def archive(name, ops, storages=()):
+    with zipfile.ZipFile(name, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", b"\x80\x02" + ops + b".")
+        for key, data in storages:
+            z.writestr(f"archive/data/{key}", data)
+storage = b"(" + text("storage") + b"ctorch\nFloatStorage\n" + text("0") + text("cpu") + b"K\x01tQ"
+view = (b"ctorch._utils\n_rebuild_tensor_v2\n(" + storage + b"K\x00J\x00\x00\x10\x00J\x00\x04\x00\x00\x86K\x00K\x00\x86"
+        b"\x89ccollections\nOrderedDict\n)RtR")
+archive("stride0.pt", module([("weight", view)]), [("0", b"\0" * 4)])
+ops = module([]) + b"q\x00"
+for level in range(1, 41):
+    ops += b"0" + module([("a", b"h" + bytes([level - 1])), ("b", b"h" + bytes([level - 1]))]) + b"q" + bytes([level])
+archive("shared.pt", ops)
+PY
+  expect 1 "^legalnet: stride0.pt: not a model.pt of legalnet \(UnpicklingError: a tensor of 1073741824 elements views a storage of 1\)$" \
+    timeout 120 env PYTHONPATH="$src/python" "$python" -m legalnet convert stride0.pt never.safetensors
+  expect 1 "^legalnet: shared.pt: not a model.pt of legalnet \(module '[ab.]+' appears more than once in the tree\)$" \
+    timeout 120 env PYTHONPATH="$src/python" "$python" -m legalnet convert shared.pt never.safetensors
+  rm -f nan.safetensors inf.safetensors stride0.pt shared.pt deep-*.safetensors
+else
+  echo "skipped: issue 35's forged model files need a Python with safetensors and torch"
+fi
+
+# 35.8 One long line costs its game, not the file: a game with a comment of 17 MiB between two
+# games is skipped with a warning (as other bad games are), and the other two are read, in
+# bounded memory. --strict still stops at it.
+{
+  printf '[Event "first"]\n\n1. e4 e5 2. Nf3 *\n\n[Event "long"]\n\n1. d4 {'
+  head -c 17825792 /dev/zero | tr '\0' 'c'
+  printf '} d5 *\n\n[Event "third"]\n\n1. c4 c5 *\n'
+} | zstd -q -o long-comment.pgn.zst
+expect 0 "^tensorize: skipped long-comment.pgn.zst: game 2 \(line 5\): line 7: a line longer than 16 MiB$" \
+  bash -c "ulimit -v 1000000; exec '$bin/tensorize' -q --in long-comment.pgn.zst --out long-comment.h5 --report long-comment.json"
+cases=$((cases + 1))
+if [[ -n $python ]] && ! [[ $("$python" -c "import json; s = json.load(open('long-comment.json')); print(s['games_kept'], s['games_skipped'], s['positions'])" 2>&1) == "2 1 5" ]]; then
+  fail "tensorize on long-comment.pgn.zst did not keep the other two games: $(cat long-comment.json)"
+fi
+expect 1 "^tensorize: long-comment.pgn.zst: game 2 \(line 5\): line 7: a line longer than 16 MiB$" \
+  "$bin/tensorize" --strict --in long-comment.pgn.zst --out never.h5
+rm -f long-comment.pgn.zst long-comment.h5 long-comment.json
+
+# 35.9 C++ and Python read one model file alike (tests/testdata/model_configs.json holds the
+# shared verdicts): a fractional or 2^32+64 size, a boolean blocks, a mixing the net does not
+# have are refused by both. Python's messages are escaped as the C++ tools' are; its outputs
+# take the user's umask; every failure of export, convert and report-html is one line.
+if [[ -n $python ]] && "$python" -c "import safetensors, torch" 2>/dev/null; then
+  "$python" - <<'PY'
+import json
+from safetensors import safe_open
+from safetensors.numpy import load_file, save_file
+with safe_open("model.safetensors", "np") as f:
+    meta = f.metadata()
+for name, change in (("fractional", {"hidden": 16.5}), ("wide", {"hidden": 2**32 + 16}),
+                     ("bool-blocks", {"kind": "resnet", "blocks": True, "channels": 8}), ("mixing", {"mixing": "lines"})):
+    config = dict(json.loads(meta["config"]), **change)
+    save_file(load_file("model.safetensors"), f"config-{name}.safetensors", metadata=dict(meta, config=json.dumps(config)))
+PY
+  for case in "fractional:the config's 'hidden' is not an integer" \
+              "wide:the config's 'hidden' is 4294967312, not in 0..65536" \
+              "bool-blocks:the config's 'blocks' is not an integer" \
+              "mixing:mixing 'lines' is a resnet option, not mlp's"; do
+    name=${case%%:*} message=${case#*:}
+    expect 1 "^evaluate: config-$name.safetensors: (bad model description: )?$message$" \
+      "$bin/evaluate" --model "config-$name.safetensors" --fen startpos --device cpu
+    expect 1 "^legalnet: config-$name.safetensors: config: .*(not an integer|not in 0\.\.65536|resnet option)" \
+      env PYTHONPATH="$src/python" "$python" -m legalnet score "config-$name.safetensors" startpos
+  done
+  rm -f config-*.safetensors
+  esc_name=$'m\e]0;owned\a.safetensors'
+  expect 1 '^legalnet: m\\x1b\]0;owned\\x07.safetensors: cannot read: No such file or directory$' \
+    env PYTHONPATH="$src/python" "$python" -m legalnet score "$esc_name" startpos
+  cases=$((cases + 1))  # an export takes the umask, as the C++ tools' outputs do (not mkstemp's 0600)
+  (umask 022 && PYTHONPATH="$src/python" "$python" -m legalnet export model.safetensors umask.pt2 >/dev/null 2>&1)
+  [[ $(stat -c %a umask.pt2 2>&1) == 644 ]] || fail "export under umask 022 wrote mode $(stat -c %a umask.pt2 2>&1)"
+  rm -f umask.pt2
+  # SIGINT: one line, status 130, no temporary, no trace.
+  cases=$((cases + 1))
+  PYTHONPATH="$src/python" "$python" -m legalnet export model.safetensors interrupted.pt2 >/dev/null 2>sigint.log &
+  pid=$!
+  sleep 3
+  kill -INT "$pid"
+  wait "$pid"
+  rc=$?
+  if ((rc != 0)) && { ((rc != 130)) || [[ $(cat sigint.log) != "legalnet: interrupted" ]]; }; then
+    fail "export interrupted: exit $rc: $(head -3 sigint.log)"
+  fi
+  rm -f sigint.log interrupted.pt2
+  # report-html: a string with a lone surrogate is written, a full disk and a read-only folder
+  # are one line each.
+  mkdir html && "$bin/evaluate" -q --model model.safetensors --games 2 --report html/report.json --device cpu
+  "$python" -c "
+import json; r = json.load(open('html/report.json')); r['model']['description'] = 'x\udc80'
+open('html/report.json', 'w').write(json.dumps(r))"
+  expect 0 "^$" "$python" "$src/scripts/report-html" html
+  cases=$((cases + 1))
+  LC_ALL=C grep -q $'x\xef\xbf\xbd' html/report.html || fail "report-html did not write the lone surrogate as U+FFFD"
+  rm -f html/report.html
+  mkdir small35
+  if mount -t tmpfs -o size=64k tmpfs small35 2>/dev/null; then
+    cp html/report.json small35/ && { head -c 200k /dev/zero > small35/filler; } 2>/dev/null
+    expect 1 "^report-html: small35: \[Errno 28\] No space left on device" "$python" "$src/scripts/report-html" small35
+    expect 1 "^legalnet: .*small35/full.pt2.*: No space left on device$|^legalnet: .*No space left on device" \
+      env PYTHONPATH="$src/python" "$python" -m legalnet export model.safetensors small35/full.pt2
+    rm -f small35/filler && mount -o remount,ro small35
+    expect 1 "^report-html: small35: \[Errno 30\] Read-only file system" "$python" "$src/scripts/report-html" small35
+    expect 1 "^legalnet: .*small35.*: Read-only file system$" \
+      env PYTHONPATH="$src/python" "$python" -m legalnet export model.safetensors small35/ro.pt2
+    umount small35
+  else
+    echo "skipped: a full disk and a read-only folder need 'mount -t tmpfs' (root)"
+  fi
+  rmdir small35
+  rm -rf html
+fi
+# ---- end of issue 35, classes 2, 3, 8 and 9 ---------------------------------------------------
 
 # 6. Options: checked by the parser, before any work, with the range in plain numbers.
 expect 2 "^gen_moves: --games: -1 is not a number in 0\.\.1e\+12 \(see --help\)$" "$bin/gen_moves" --games -1 --out x.pgn

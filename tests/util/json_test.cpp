@@ -1,0 +1,98 @@
+// The bounded JSON reader (util/json.h) and the safetensors header it guards: deep nesting and
+// oversized text refused in one line before a parser builds anything, messages that quote a
+// value kept short and escaped. Torch-free, so the sanitizer build runs it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "nn/safetensors.h"
+#include "util/json.h"
+
+namespace legalnet {
+namespace {
+
+std::string nested(int depth, char open = '[', char close = ']') {
+  return std::string(size_t(depth), open) + std::string(size_t(depth), close);
+}
+
+std::string refusal(const std::string& text, const JsonLimits& limits = {}) {
+  try {
+    (void)parse_json(text, limits);
+  } catch (const JsonError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Json, NestingUpToTheCapIsReadAndOneLevelMoreIsRefused) {
+  EXPECT_EQ(parse_json(nested(64)).dump(), nested(64));
+  EXPECT_EQ(refusal(nested(65)), "JSON nested deeper than 64 levels (at byte 64)");
+  EXPECT_EQ(refusal("{\"a\":" + nested(70, '{', '}') + "}"), "JSON nested deeper than 64 levels (at byte 68)");
+  // A million levels, far past where a recursive walk overflows the stack: refused by the scan.
+  EXPECT_NE(refusal(nested(1'000'000)).find("nested deeper than 64"), std::string::npos);
+  EXPECT_NE(refusal(std::string(1'000'000, '[')).find("nested deeper than 64"), std::string::npos);
+}
+
+TEST(Json, BracketsInsideStringsAndEscapedQuotesDoNotCount) {
+  const std::string brackets = "[\"" + std::string(500, '[') + "\\\"" + std::string(500, '{') + "\"]";
+  EXPECT_EQ(parse_json(brackets)[0].get<std::string>().size(), 1001u);
+  // An escaped backslash ends before the quote: the string closes, and the brackets after count.
+  EXPECT_EQ(refusal("[\"\\\\\"," + nested(64) + "]"), "JSON nested deeper than 64 levels (at byte 69)");
+}
+
+TEST(Json, SizeCapAndSyntaxErrorsAreOneEscapedLine) {
+  EXPECT_EQ(refusal(std::string(101, ' '), {.max_bytes = 100}), "JSON of 101 bytes (at most 100)");
+  const std::string message = refusal("{\"a\x1b]0;owned\x07\"");
+  EXPECT_EQ(message.rfind("not JSON (", 0), 0u) << message;
+  EXPECT_EQ(message.find('\x1b'), std::string::npos);
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+}
+
+TEST(Json, ExcerptsAreShortAndEscaped) {
+  nlohmann::json big = nlohmann::json::array();
+  for (int i = 0; i < 100'000; ++i) big.push_back(i);
+  const std::string shown = json_excerpt(big);
+  EXPECT_LE(shown.size(), 203u);
+  EXPECT_EQ(shown.substr(shown.size() - 3), "...");
+  EXPECT_EQ(json_excerpt(nlohmann::json("\xff\x1b")), "\"\xEF\xBF\xBD\\u001b\"");
+}
+
+// A safetensors file of `header` and no tensors.
+std::string file_with_header(const std::string& header) {
+  const std::string path = ::testing::TempDir() + "json_test_" + std::to_string(getpid()) + ".safetensors";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  for (int i = 0; i < 8; ++i) out.put(char(uint64_t(header.size()) >> (8 * i) & 0xff));
+  out << header;
+  return path;
+}
+
+TEST(Safetensors, HeaderNestedThousandsDeepIsRefusedInOneLine) {
+  const std::string path = file_with_header("{\"__metadata__\":{\"config\":" + nested(100'000) + "}}");
+  try {
+    nn::safetensors::Reader reader(path);
+    FAIL() << "read a header nested 100,000 deep";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": safetensors header is JSON nested deeper than 64 levels (at byte 88)");
+  }
+  std::remove(path.c_str());
+}
+
+TEST(Safetensors, AHugeShapeOrDtypeIsQuotedShort) {
+  std::string shape = "[";
+  for (int i = 0; i < 5000; ++i) shape += "1,";
+  shape += "1]";
+  const std::string path = file_with_header("{\"t\":{\"dtype\":" + shape + ",\"shape\":[],\"data_offsets\":[0,0]}}");
+  try {
+    nn::safetensors::Reader reader(path);
+    FAIL() << "read a dtype that is a list";
+  } catch (const Error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace legalnet
