@@ -158,6 +158,7 @@ void check_same_data(const std::string& options_path, const nlohmann::json& run,
     if (detail.empty()) detail = "fewer files";
     throw Error("--resume: " + std::string(option) + " is " + shown(now[key]) + " here but " + shown(run[key]) +
                 resumed + ": other files (" + detail + "); resume with the run's data, or start a new run");
+  }
   // The same files: they must still hold the rows the run began with.
   for (size_t i = 0; i < is.size(); ++i) {
     if (was[i] == is[i]) continue;
@@ -168,6 +169,9 @@ void check_same_data(const std::string& options_path, const nlohmann::json& run,
     throw Error("--resume: " + std::string(option) + " '" + printable(path_of(is[i])) +
                 "' holds other data than when the run began (" + described(is[i]) + " now, " + described(was[i]) +
                 resumed + "); resume with the run's data, or start a new run");
+  }
+}
+
 }  // namespace
 
 RunFolder::RunFolder(std::string path, bool resume, bool force, const std::vector<NamedPath>& inputs)
