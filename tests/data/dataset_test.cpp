@@ -268,7 +268,8 @@ TEST(Dataset, MergedShardsReadLikeTheUnshardedDataset) {
   for (bool copy : {false, true}) {
     data::MergeOptions m;
     m.shards = shards;
-    m.out = dir + (copy ? "/copied.h5" : "/joined.h5");
+    // A joined file reads its shards from its own folder only: it goes beside them.
+    m.out = dir + (copy ? "/copied.h5" : "/shards/joined.h5");
     m.copy = copy;
     data::merge_datasets(m);
     data::DatasetReader all(dir + "/all.h5"), joined(m.out);
@@ -287,16 +288,16 @@ TEST(Dataset, MergedShardsReadLikeTheUnshardedDataset) {
   // h5py reads the virtual file like any other, from another working directory.
   const std::string out =
       test::run_command("cd / && " + test::python_path() + " -c \"import h5py; f = h5py.File('" + dir +
-                        "/joined.h5'); print(f['positions'].is_virtual, f['legal_moves'][:].sum() > 0)\"");
+                        "/shards/joined.h5'); print(f['positions'].is_virtual, f['legal_moves'][:].sum() > 0)\"");
   EXPECT_EQ(out, "True True\n");
   // A shard that goes missing later is an error, not rows of zeros.
   std::filesystem::rename(shards[1], dir + "/moved.h5");
   try {
-    data::DatasetReader r(dir + "/joined.h5");
+    data::DatasetReader r(dir + "/shards/joined.h5");
     ADD_FAILURE() << "opened";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              dir + "/joined.h5: dataset 'positions' is joined from 'shards/s1.h5', which is missing");
+              dir + "/shards/joined.h5: dataset 'positions' is joined from 's1.h5', which is missing");
   }
   data::MergeOptions missing;
   missing.shards = shards;
