@@ -8,7 +8,7 @@ src=$1 build=$2 python=$3
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
 tiny=(BUILD="$build" DATA="$data" TRAIN_GAMES=24 TEST_GAMES=6 SHARDS=2 STEPS=30 BATCH=32 BLOCKS=1 CHANNELS=8
-      EVAL_GAMES=4 EVAL_POSITIONS=300 THREADS=2 DEVICE=cpu)
+      EVAL_GAMES=4 EVAL_POSITIONS=300 THREADS=2 DEVICE=cpu PLACEMENT_GAMES=8 OOD_PLACEMENTS=50 OOD_DEPTH=1)
 cd "$src"
 make -s -f Makefile.pipeline all "${tiny[@]}" > "$data/all.log" 2>&1 || { cat "$data/all.log"; exit 1; }
 grep -q "plies before the first illegal move" "$data/all.log"
@@ -23,8 +23,10 @@ def plies(path):
     return len(counts), sum(counts)
 games = [plies(f"{data}/games/train-{k}.pgn.zst") for k in (0, 1)]
 assert sum(g for g, _ in games) == 24, games
+games.append(plies(f"{data}/games/placement.pgn.zst"))  # games from random placements, cut at 20 plies
+assert games[-1][0] == 8 and games[-1][1] <= 8 * 20, games
 with h5py.File(f"{data}/tensors/train.h5") as f:
-    assert f.attrs["num_games"] == 24
+    assert f.attrs["num_games"] == 24 + 8
     assert f.attrs["num_positions"] == sum(p for _, p in games), "positions != plies in the games"
     assert (f["games/plies"][:].sum()) == f.attrs["num_positions"]
 test_games, test_plies = plies(f"{data}/games/test.pgn.zst")
@@ -34,6 +36,22 @@ report = json.load(open(f"{data}/report/report.json"))
 assert report["dataset"]["positions"] == min(300, test_plies)
 assert report["dataset"]["rows_in_data"] == test_plies
 assert report["games"]["games"] == 4
+# The report card by situation: on the held-out rows and on each position set (50 placements,
+# the perft suite one ply deep); a position is drawn from once unless it has no legal move.
+sets = report["position_sets"]
+assert [os.path.basename(s["path"]) for s in sets] == ["placements.fen", "perft-tree.fen"], sets
+with open(f"{data}/positions/placements.fen") as f:
+    listed = len(f.read().splitlines())
+card = sets[0]["situations"]
+assert card["with a legal move"]["positions"] + card["no legal move"]["positions"] == listed == 50, card
+for card in [s["situations"] for s in sets] + [report["dataset"]["situations"]]:
+    whole = card["with a legal move"]
+    for name, row in card.items():
+        assert 0 <= row["exact_set_95ci"][0] <= row["exact_set_accuracy"] <= row["exact_set_95ci"][1] <= 1, (name, row)
+        if name != "no legal move":
+            assert row["sampled_picks"] <= row["positions"] and row["sampled_picks"] <= whole["positions"], (name, row)
+assert report["dataset"]["situations"]["with a legal move"]["positions"] == report["dataset"]["positions"]
+assert card["with a legal move"]["sampled_picks"] == card["with a legal move"]["positions"]
 assert report["model"]["config"]["blocks"] == 1
 assert report["model"]["training"]["steps_done"] == 30
 # The headline model sees the position only: the pipeline's default inputs hold nothing the
