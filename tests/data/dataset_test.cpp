@@ -301,7 +301,7 @@ TEST(Dataset, MergedShardsReadLikeTheUnshardedDataset) {
   }
   data::MergeOptions missing;
   missing.shards = shards;
-  missing.out = dir + "/never.h5";
+  missing.out = dir + "/shards/never.h5";
   EXPECT_NE(test::error_of([&] { data::merge_datasets(missing); }).find("cannot open"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(missing.out));
 }
