@@ -397,10 +397,22 @@ class PackageCommandLine(unittest.TestCase):
         import signal
         import time
         out = os.path.join(self.dir, "out.pt2")
-        for delay in (1.0, 4.0):  # while torch loads, and while it exports
+        def loading_torch(pid):
+            # Python's own handler is in place once the interpreter imports packages: a signal
+            # before that (a slow start on a loaded machine) would find none, and end the process.
+            try:
+                with open(f"/proc/{pid}/maps") as maps:
+                    return "torch" in maps.read()
+            except OSError:
+                return False
+
+        for delay in (0.0, 3.0):  # while torch loads, and while it exports
             process = subprocess.Popen([sys.executable, "-m", "legalnet", "export", self.model, out],
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        env=dict(os.environ, PYTHONPATH=PACKAGE))
+            deadline = time.monotonic() + 120
+            while not loading_torch(process.pid) and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)
             time.sleep(delay)
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=120)
