@@ -3,6 +3,7 @@ nothing from it) with the net's tensors under torch's names and, in the metadata
 ("legalnet-model 2"), ``config`` (the architecture, JSON) and ``training`` (JSON). Every size is
 checked before the net is built: the header by the safetensors reader, the config against the
 same caps as ModelConfig::resolved() and against the floats the file holds."""
+import errno
 import json
 import os
 import stat
@@ -190,7 +191,15 @@ def write_atomically(path, write):
     fd, temp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", suffix=os.path.splitext(path)[1], dir=folder)
     os.close(fd)
     try:
-        write(temp)
+        try:
+            write(temp)
+        except RuntimeError as error:
+            # torch's writers (torch.export.save's zip writer) report a full disk as their own
+            # failed check ("unexpected pos ..."): named for what it is when the disk is full.
+            stats = os.statvfs(folder)
+            if stats.f_bavail * stats.f_frsize < (1 << 20):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path) from error
+            raise
         with open(temp, "rb") as f:
             os.fchmod(f.fileno(), 0o666 & ~_umask())
             os.fsync(f.fileno())
