@@ -418,8 +418,15 @@ class PackageCommandLine(unittest.TestCase):
             _, err = process.communicate(timeout=120)
             if process.returncode == 0:
                 continue  # done before the signal came: nothing to check
-            self.assertEqual(process.returncode, 130, err)
-            self.assertEqual(err.decode().splitlines(), ["legalnet: interrupted"])
+            # One line and status 130; or, where the signal lands while the interpreter cannot
+            # yet raise KeyboardInterrupt (seen on a loaded machine), the process ends by the
+            # signal itself, as a shell expects, saying nothing. Never a traceback, never a
+            # temporary left behind.
+            if process.returncode == -signal.SIGINT:
+                self.assertEqual(err, b"")
+            else:
+                self.assertEqual(process.returncode, 130, err)
+                self.assertEqual(err.decode().splitlines(), ["legalnet: interrupted"])
             self.assertEqual([n for n in os.listdir(self.dir) if ".tmp." in n], [])
 
     def test_an_unwritable_folder_is_one_line(self):
