@@ -83,6 +83,16 @@ Reader::Reader(std::string path, const Limits& limits) : path_(std::move(path)) 
   if (fd_ < 0 && errno == ELOOP && !limits.follow_links)
     throw Error(path_ + ": cannot read: a symbolic link (a run's files are never read through one)");
   if (fd_ < 0) throw Error(path_ + ": cannot read: " + std::strerror(errno));
+  try {
+    parse(limits);
+  } catch (...) {  // a constructor that throws runs no destructor: the descriptor is closed here
+    ::close(fd_);
+    fd_ = -1;
+    throw;
+  }
+}
+
+void Reader::parse(const Limits& limits) {
   struct stat st {};
   if (::fstat(fd_, &st) != 0) throw Error(path_ + ": cannot read: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error(path_ + ": not a regular file");

@@ -68,6 +68,8 @@ class Reader {
 
  private:
   std::string path_;
+  // The header and the tensor table, checked against the file and the limits.
+  void parse(const Limits& limits);
   int fd_ = -1;
   uint64_t data_start_ = 0, data_bytes_ = 0;
   std::map<std::string, std::string> metadata_;
