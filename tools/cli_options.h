@@ -15,26 +15,15 @@
 #include "util/text.h"
 #include "nn/precision_choice.h"
 #include "util/choices.h"
+#include "util/option_table.h"
 #include "util/version.h"
 
 namespace legalnet::cli {
 
-// A number in [min, max], NaN and infinities refused (CLI::Range lets NaN through and prints
-// its bounds with 300 digits).
-inline CLI::Validator in_range(double min, double max) {
-  return CLI::Validator(
-      [min, max](std::string& text) -> std::string {
-        double value = 0;
-        if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value) || value < min || value > max)
-          return fmt::format("{} is not a number in {:g}..{:g}", text, min, max);
-        return {};
-      },
-      fmt::format("{:g}..{:g}", min, max));
-}
-
-// Counts of things a run makes or reads: games, positions, steps. Bounded so that a negative
-// count (read as 2^64-1 by an unsigned type) or a typo never starts a run that cannot end.
-inline constexpr double MAX_COUNT = 1e12;
+// The range checks and the count bound every tool's table uses (util/option_table.h).
+using options::in_range;
+using options::MAX_COUNT;
+using options::names_of;
 
 // auto | cpu | cuda | cuda:N, checked by the parser before any data loads.
 inline CLI::Validator device_choice() {
@@ -54,28 +43,10 @@ inline CLI::Option* add_threads_option(CLI::App& app, int& threads, const std::s
   return app.add_option("--threads,-t", threads, what + " (0: all cores)")->check(CLI::Range(0, 1024))->capture_default_str();
 }
 
-// Makes `old` the old spelling of a renamed option: hidden from --help, converting its value (`convert`, where the old meaning differs) and warning once per run
-// on stderr, "train: --model is deprecated, use --arch", so that scripts keep working.
+// Makes `old` the old spelling of `replacement` (util/option_table.h's deprecate).
 inline CLI::Option* deprecate(CLI::Option* old, const char* tool, CLI::Option* replacement,
                               std::function<std::string(const std::string&)> convert = {}) {
-  auto warned = std::make_shared<bool>(false);
-  const std::string message = fmt::format("{}: {} is deprecated, use {}\n", tool, old->get_name(), replacement->get_name());
-  return old->group("")->transform(CLI::Validator(
-      [warned, message, convert](std::string& text) -> std::string {
-        if (!*warned) (void)std::fputs(message.c_str(), stderr);
-        *warned = true;
-        if (convert) text = convert(text);
-        return {};
-      },
-      ""));
-}
-
-// The choices of a name table (util/choices.h) for CLI::IsMember.
-template <typename Table>
-std::vector<std::string> names_of(const Table& table) {
-  std::vector<std::string> names;
-  for (const auto& entry : table) names.emplace_back(entry.name);
-  return names;
+  return options::deprecate(old, tool, replacement->get_name(), std::move(convert));
 }
 
 // An option whose values are the names of a table (util/choices.h): --help lists them and shows

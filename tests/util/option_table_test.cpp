@@ -1,0 +1,128 @@
+// The option table (util/option_table.h): one row declares the parser's option, its range for
+// validate(), the JSON key it is recorded under and whether --resume keeps it.
+#include "util/option_table.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+namespace legalnet {
+namespace {
+
+enum class Colour { RED, BLUE };
+struct ColourSpec {
+  Colour value;
+  const char* name;
+};
+constexpr std::array<ColourSpec, 2> COLOURS{{{Colour::RED, "red"}, {Colour::BLUE, "blue"}}};
+
+struct Inner {
+  int width = 4;
+};
+struct Demo {
+  double rate = 0.5;
+  uint64_t count = 10;
+  std::vector<std::string> files;
+  Colour colour = Colour::RED;
+  bool loud = false;
+  bool head = true;
+  Inner inner;
+};
+
+using R = options::Rows<Demo>;
+const options::Table<Demo>& table() {
+  static const options::Table<Demo> t{
+      "demo",
+      {
+          R::value(&Demo::files, "--file", "files", "Input files").required(),
+          R::value(&Demo::rate, "--rate", "rate", "A rate").range(0, 1).show_default().keep_on_resume(),
+          R::fact("measured"),
+          R::value(&Demo::count, "--count,-n", "count", "A count").int_range(1, 100).show_default(),
+          R::choice(&Demo::colour, "--colour", "colour", COLOURS, "A colour").keep_on_resume(),
+          R::flag(&Demo::loud, "--loud", "", "Not recorded"),
+          R::flag(&Demo::head, "!--no-head", "head", "Sets false"),
+          R::value([](auto& d) -> auto& { return d.inner.width; }, "--width", "inner/width", "Nested")
+              .int_range(0, 9)
+              .inside_fact()
+              .keep_on_resume(),
+          R::alias("--old-rate", "--rate", [](const std::string& t) { return t == "half" ? "0.5" : t; }),
+      }};
+  return t;
+}
+
+Demo parsed(std::vector<std::string> args, int* status = nullptr) {
+  Demo d;
+  CLI::App app{"demo"};
+  table().add_to(app, d);
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+    if (status) *status = 0;
+  } catch (const CLI::ParseError& e) {
+    if (status) *status = e.get_exit_code();
+  }
+  return d;
+}
+
+TEST(OptionTable, ParsesEveryKindOfRow) {
+  const Demo d = parsed({"--file", "a", "--file", "b", "--rate", "0.25", "-n", "7", "--colour", "blue", "--loud",
+                         "--no-head", "--width", "3"});
+  EXPECT_EQ(d.files, (std::vector<std::string>{"a", "b"}));
+  EXPECT_DOUBLE_EQ(d.rate, 0.25);
+  EXPECT_EQ(d.count, 7u);
+  EXPECT_EQ(d.colour, Colour::BLUE);
+  EXPECT_TRUE(d.loud);
+  EXPECT_FALSE(d.head);
+  EXPECT_EQ(d.inner.width, 3);
+}
+
+TEST(OptionTable, RefusesWhatIsOutOfRangeOrNotAChoice) {
+  for (std::vector<std::string> bad : {std::vector<std::string>{"--file", "a", "--rate", "2"},
+                                       {"--file", "a", "--rate", "nan"},
+                                       {"--file", "a", "-n", "0"},
+                                       {"--file", "a", "--colour", "green"},
+                                       {"--rate", "0.1"}}) {
+    int status = 0;
+    parsed(bad, &status);
+    EXPECT_NE(status, 0) << bad[bad.size() - 2] << " " << bad.back();
+  }
+}
+
+TEST(OptionTable, AnAliasSetsTheFieldThroughItsConversion) {
+  testing::internal::CaptureStderr();
+  const Demo d = parsed({"--file", "a", "--old-rate", "half"});
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "demo: --old-rate is deprecated, use --rate\n");
+  EXPECT_DOUBLE_EQ(d.rate, 0.5);
+}
+
+TEST(OptionTable, RecordsKeyedRowsInOrderWithFactsAndNothingInsideAFact) {
+  Demo d;
+  d.files = {"x"};
+  const nlohmann::ordered_json j = table().record(d, {{"measured", 3}, {"ignored", 1}});
+  EXPECT_EQ(j.dump(), R"({"files":["x"],"rate":0.5,"measured":3,"count":10,"colour":"red","head":true})");
+}
+
+TEST(OptionTable, KeptOptionsArePointersWithTheLongFlag) {
+  const auto kept = table().kept();
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept[0].pointer, "/rate");
+  EXPECT_EQ(kept[0].option, "--rate");
+  EXPECT_EQ(kept[1].pointer, "/colour");
+  EXPECT_EQ(kept[2].pointer, "/inner/width");
+  EXPECT_EQ(kept[2].option, "--width");
+}
+
+TEST(OptionTable, ValidateNamesTheFirstOptionOutOfRange) {
+  Demo d;
+  EXPECT_NO_THROW(table().validate(d));
+  d.inner.width = 12;
+  try {
+    table().validate(d);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--width 12 is not in 0..9");
+  }
+}
+
+}  // namespace
+}  // namespace legalnet
