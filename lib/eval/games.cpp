@@ -115,6 +115,79 @@ uint64_t GamesSummary::illegal_king_safety() const {
   return n;
 }
 
+namespace {
+
+// Plays `g` on without the model (the random mover's turns) until the model is to move or the
+// game is over; true when the model is to move.
+bool advance_to_model(LiveGame& g, const GameOptions& o) {
+  while (!g.over) {
+    const MoveList legal(g.pos);
+    const Termination t = termination(g.pos, legal.size());
+    if (t != Termination::NONE || (o.max_plies && g.stats.plies >= o.max_plies)) {
+      g.over = true;
+      g.stats.natural_end = t != Termination::NONE;
+      if (!g.stats.had_illegal) g.stats.plies_before_illegal = g.stats.plies;
+      if (t == Termination::CHECKMATE)
+        g.stats.model_result = g.pos.side_to_move() == (o.self_play ? WHITE : g.model_color) ? -1 : 1;
+      return false;
+    }
+    if (o.self_play || g.pos.side_to_move() == g.model_color) return true;
+    g.pos.do_move(legal[int(g.rng.below(uint32_t(legal.size())))]);
+    ++g.stats.plies;
+  }
+  return false;
+}
+
+// The model's pick `p` (its probabilities over the move indices) played in `g`: an illegal one
+// is counted, then ends the game or is resampled among the legal moves.
+void play_pick(LiveGame& g, const float* p, const GameOptions& o) {
+  const MoveList legal(g.pos);
+  const bool in_check = g.pos.in_check();
+  ++g.stats.model_picks;
+  g.stats.picks_in_check += in_check;
+  const int picked = pick_index(p, o.greedy, g.rng.uniform());
+  Move m = legal_move_for(legal, picked);
+  if (m.is_none()) {
+    if (o.on_illegal_pick) o.on_illegal_pick(g.pos, g.number, g.stats.plies, picked, p);
+    ++g.stats.illegal_picks;
+    g.stats.illegal_in_check += in_check;
+    g.stats.illegal_king_safety += reason_illegal(g.pos, picked) == KING_SAFETY;
+    if (!g.stats.had_illegal) {
+      g.stats.had_illegal = true;
+      g.stats.plies_before_illegal = g.stats.plies;
+    }
+    if (!o.resample_illegal) {
+      g.over = true;
+      return;
+    }
+    m = pick_legal_move(legal, p, o.greedy, g.rng.uniform());
+  }
+  g.pos.do_move(m);
+  ++g.stats.plies;
+}
+
+// Games [first, first + live.size()) to their ends, the model's turns of all of them in one batch.
+void play_batch(std::vector<LiveGame>& live, const Predictor& predict, const GameOptions& o) {
+  std::vector<const Position*> batch;
+  std::vector<LiveGame*> owners;
+  std::vector<float> probs;
+  for (;;) {
+    batch.clear();
+    owners.clear();
+    for (auto& g : live)
+      if (advance_to_model(g, o)) {
+        batch.push_back(&g.pos);
+        owners.push_back(&g);
+      }
+    if (batch.empty()) return;
+    probs.assign(batch.size() * encode::MOVE_INDICES, 0.0f);
+    predict(batch, probs);
+    for (size_t i = 0; i < owners.size(); ++i) play_pick(*owners[i], probs.data() + i * encode::MOVE_INDICES, o);
+  }
+}
+
+}  // namespace
+
 GamesSummary play_games(const Predictor& predict, const GameOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   GamesSummary summary;
@@ -125,65 +198,7 @@ GamesSummary play_games(const Predictor& predict, const GameOptions& o) {
       live.emplace_back(o.seed, uint64_t(g));
       live.back().model_color = live.back().rng.below(2) ? BLACK : WHITE;
     }
-    std::vector<const Position*> batch;
-    std::vector<LiveGame*> owners;
-    std::vector<float> probs;
-    for (;;) {
-      // Random-mover and finished games advance without the model.
-      batch.clear();
-      owners.clear();
-      for (auto& g : live) {
-        while (!g.over) {
-          const MoveList legal(g.pos);
-          const Termination t = termination(g.pos, legal.size());
-          if (t != Termination::NONE || (o.max_plies && g.stats.plies >= o.max_plies)) {
-            g.over = true;
-            g.stats.natural_end = t != Termination::NONE;
-            if (!g.stats.had_illegal) g.stats.plies_before_illegal = g.stats.plies;
-            if (t == Termination::CHECKMATE)
-              g.stats.model_result = g.pos.side_to_move() == (o.self_play ? WHITE : g.model_color) ? -1 : 1;
-            break;
-          }
-          if (o.self_play || g.pos.side_to_move() == g.model_color) {
-            batch.push_back(&g.pos);
-            owners.push_back(&g);
-            break;
-          }
-          g.pos.do_move(legal[int(g.rng.below(uint32_t(legal.size())))]);
-          ++g.stats.plies;
-        }
-      }
-      if (batch.empty()) break;
-      probs.assign(batch.size() * encode::MOVE_INDICES, 0.0f);
-      predict(batch, probs);
-      for (size_t i = 0; i < owners.size(); ++i) {
-        LiveGame& g = *owners[i];
-        float* p = probs.data() + i * encode::MOVE_INDICES;
-        const MoveList legal(g.pos);
-        const bool in_check = g.pos.in_check();
-        ++g.stats.model_picks;
-        g.stats.picks_in_check += in_check;
-        const int picked = pick_index(p, o.greedy, g.rng.uniform());
-        Move m = legal_move_for(legal, picked);
-        if (m.is_none()) {
-          if (o.on_illegal_pick) o.on_illegal_pick(g.pos, g.number, g.stats.plies, picked, p);
-          ++g.stats.illegal_picks;
-          g.stats.illegal_in_check += in_check;
-          g.stats.illegal_king_safety += reason_illegal(g.pos, picked) == KING_SAFETY;
-          if (!g.stats.had_illegal) {
-            g.stats.had_illegal = true;
-            g.stats.plies_before_illegal = g.stats.plies;
-          }
-          if (!o.resample_illegal) {
-            g.over = true;
-            continue;
-          }
-          m = pick_legal_move(legal, p, o.greedy, g.rng.uniform());
-        }
-        g.pos.do_move(m);
-        ++g.stats.plies;
-      }
-    }
+    play_batch(live, predict, o);
     for (size_t i = 0; i < live.size(); ++i) summary.games[size_t(first) + i] = live[i].stats;
   }
   for (const auto& g : summary.games) {

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 // The transforms pass 8-float vectors between inlined helpers; GCC warns that their ABI
@@ -81,192 +82,167 @@ struct Shape {
   int64_t boards, channels_in, channels_out;
 };
 
-// x [B,8,8,C] -> V [A*A, N, C] for boards [b0, b1).
-template <int M, typename Vec>
-[[gnu::always_inline]] inline void input_block(const float* x, float* V, const Shape& s, int64_t b, int ty, int tx,
-                                               int c) {
-  using W = Winograd<M>;
-  constexpr int A = W::A, T = BOARD / M;
-  const int64_t C = s.channels_in, N = s.boards * T * T, t = b * T * T + ty * T + tx;
-  Vec d[A][A], tmp[A][A];
+// out = L x R^T for constant matrices L [R][I] and R [O][J], given as coefficient functions:
+// the shape of every transform here (the "sandwich"); unrolled over the constant matrices, their
+// zeros and ones fold away.
+template <int R, int I, int J, int O, typename Vec, typename Left, typename Right>
+[[gnu::always_inline]] inline void sandwich(const Vec (&x)[I][J], Vec (&out)[R][O], Left left, Right right) {
+  Vec tmp[R][J];
 #pragma GCC unroll 8
-  for (int a = 0; a < A; ++a)
+  for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
-    for (int e = 0; e < A; ++e) {
-      const int r = ty * M + a - 1, q = tx * M + e - 1;
-      d[a][e] = r >= 0 && r < BOARD && q >= 0 && q < BOARD ? load<Vec>(x + ((b * BOARD + r) * BOARD + q) * C + c) : Vec{};
-    }
-#pragma GCC unroll 8
-  for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-    for (int e = 0; e < A; ++e) {
+    for (int e = 0; e < J; ++e) {
       Vec acc{};
 #pragma GCC unroll 8
-      for (int a = 0; a < A; ++a) acc = madd(acc, W::BT[i][a], d[a][e]);
+      for (int a = 0; a < I; ++a) acc = madd(acc, left(i, a), x[a][e]);
       tmp[i][e] = acc;
     }
 #pragma GCC unroll 8
-  for (int i = 0; i < A; ++i)
+  for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
-    for (int j = 0; j < A; ++j) {
+    for (int j = 0; j < O; ++j) {
       Vec acc{};
 #pragma GCC unroll 8
-      for (int e = 0; e < A; ++e) acc = madd(acc, W::BT[j][e], tmp[i][e]);
-      store(V + ((i * A + j) * N + t) * C + c, acc);
+      for (int e = 0; e < J; ++e) acc = madd(acc, right(j, e), tmp[i][e]);
+      out[i][j] = acc;
     }
 }
 
-// Mm [A*A, N, K] -> y [B,8,8,K].
-template <int M, typename Vec>
-[[gnu::always_inline]] inline void output_block(const float* Mm, float* y, const Shape& s, int64_t b, int ty, int tx,
-                                                int k) {
-  using W = Winograd<M>;
-  constexpr int A = W::A, T = BOARD / M;
-  const int64_t K = s.channels_out, N = s.boards * T * T, t = b * T * T + ty * T + tx;
-  Vec m[A][A], tmp[M][A];
-#pragma GCC unroll 8
-  for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-    for (int j = 0; j < A; ++j) m[i][j] = load<Vec>(Mm + ((i * A + j) * N + t) * K + k);
-#pragma GCC unroll 8
-  for (int r = 0; r < M; ++r)
-#pragma GCC unroll 8
-    for (int j = 0; j < A; ++j) {
-      Vec acc{};
-#pragma GCC unroll 8
-      for (int i = 0; i < A; ++i) acc = madd(acc, W::AT[r][i], m[i][j]);
-      tmp[r][j] = acc;
-    }
-#pragma GCC unroll 8
-  for (int r = 0; r < M; ++r)
-#pragma GCC unroll 8
-    for (int q = 0; q < M; ++q) {
-      Vec acc{};
-#pragma GCC unroll 8
-      for (int j = 0; j < A; ++j) acc = madd(acc, W::AT[q][j], tmp[r][j]);
-      store(y + ((b * BOARD + ty * M + r) * BOARD + tx * M + q) * K + k, acc);
-    }
+// Where tile t's transform-domain element (i, j) of channel c lies in a [A*A, N, channels] buffer.
+template <int M>
+inline int64_t tile_at(const Shape& s, int64_t channels, int64_t b, int ty, int tx, int i, int j, int c) {
+  constexpr int A = Winograd<M>::A, T = BOARD / M;
+  const int64_t N = s.boards * T * T, t = b * T * T + ty * T + tx;
+  return ((i * A + j) * N + t) * channels + c;
+}
+// Where square (r, q) of board b lies in a [B,8,8,channels] buffer.
+inline int64_t square_at(int64_t channels, int64_t b, int r, int q, int c) {
+  return ((b * BOARD + r) * BOARD + q) * channels + c;
 }
 
-// The output transform's transpose: gy [B,8,8,K] -> gM [A*A, N, K], gM = AT^T gY AT.
-template <int M, typename Vec>
-[[gnu::always_inline]] inline void output_t_block(const float* gy, float* gM, const Shape& s, int64_t b, int ty,
-                                                  int tx, int k) {
-  using W = Winograd<M>;
-  constexpr int A = W::A, T = BOARD / M;
-  const int64_t K = s.channels_out, N = s.boards * T * T, t = b * T * T + ty * T + tx;
-  Vec g[M][M], tmp[A][M];
+// The four transforms, each one tile and one block of channels (Vec) at a time.
+// Forward, input: x [B,8,8,C] -> V [A*A, N, C], V = BT d BT^T.
+struct InputTransform {
+  static int64_t channels(const Shape& s) { return s.channels_in; }
+  template <int M, typename Vec>
+  [[gnu::always_inline]] static void block(const float* x, float* V, const Shape& s, int64_t b, int ty, int tx, int c) {
+    using W = Winograd<M>;
+    constexpr int A = W::A;
+    Vec d[A][A], v[A][A];
 #pragma GCC unroll 8
-  for (int r = 0; r < M; ++r)
+    for (int a = 0; a < A; ++a)
 #pragma GCC unroll 8
-    for (int q = 0; q < M; ++q) g[r][q] = load<Vec>(gy + ((b * BOARD + ty * M + r) * BOARD + tx * M + q) * K + k);
+      for (int e = 0; e < A; ++e) {
+        const int r = ty * M + a - 1, q = tx * M + e - 1;
+        d[a][e] = r >= 0 && r < BOARD && q >= 0 && q < BOARD ? load<Vec>(x + square_at(s.channels_in, b, r, q, c)) : Vec{};
+      }
+    const auto bt = [](int i, int a) { return W::BT[i][a]; };
+    sandwich(d, v, bt, bt);
 #pragma GCC unroll 8
-  for (int i = 0; i < A; ++i)
+    for (int i = 0; i < A; ++i)
 #pragma GCC unroll 8
-    for (int q = 0; q < M; ++q) {
-      Vec acc{};
-#pragma GCC unroll 8
-      for (int r = 0; r < M; ++r) acc = madd(acc, W::AT[r][i], g[r][q]);
-      tmp[i][q] = acc;
-    }
-#pragma GCC unroll 8
-  for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-    for (int j = 0; j < A; ++j) {
-      Vec acc{};
-#pragma GCC unroll 8
-      for (int q = 0; q < M; ++q) acc = madd(acc, W::AT[q][j], tmp[i][q]);
-      store(gM + ((i * A + j) * N + t) * K + k, acc);
-    }
-}
+      for (int j = 0; j < A; ++j) store(V + tile_at<M>(s, s.channels_in, b, ty, tx, i, j, c), v[i][j]);
+  }
+};
 
-// The input transform's transpose: gV [A*A, N, C] -> the tile's gd = BT^T gV BT, added into
-// the board's padded gradient pad [10,10,C] (neighbouring tiles overlap by 2 rows/columns).
-template <int M, typename Vec>
-[[gnu::always_inline]] inline void input_t_block(const float* gV, float* pad, const Shape& s, int64_t b, int ty,
-                                                 int tx, int c) {
-  using W = Winograd<M>;
-  constexpr int A = W::A, T = BOARD / M, P = BOARD + 2;
-  const int64_t C = s.channels_in, N = s.boards * T * T, t = b * T * T + ty * T + tx;
-  Vec g[A][A], tmp[A][A];
+// Forward, output: the products Mm [A*A, N, K] -> y [B,8,8,K], y = AT m AT^T.
+struct OutputTransform {
+  static int64_t channels(const Shape& s) { return s.channels_out; }
+  template <int M, typename Vec>
+  [[gnu::always_inline]] static void block(const float* Mm, float* y, const Shape& s, int64_t b, int ty, int tx, int k) {
+    using W = Winograd<M>;
+    constexpr int A = W::A;
+    Vec m[A][A], out[M][M];
 #pragma GCC unroll 8
-  for (int i = 0; i < A; ++i)
+    for (int i = 0; i < A; ++i)
 #pragma GCC unroll 8
-    for (int j = 0; j < A; ++j) g[i][j] = load<Vec>(gV + ((i * A + j) * N + t) * C + c);
+      for (int j = 0; j < A; ++j) m[i][j] = load<Vec>(Mm + tile_at<M>(s, s.channels_out, b, ty, tx, i, j, k));
+    const auto at = [](int r, int i) { return W::AT[r][i]; };
+    sandwich(m, out, at, at);
 #pragma GCC unroll 8
-  for (int a = 0; a < A; ++a)
+    for (int r = 0; r < M; ++r)
 #pragma GCC unroll 8
-    for (int j = 0; j < A; ++j) {
-      Vec acc{};
-#pragma GCC unroll 8
-      for (int i = 0; i < A; ++i) acc = madd(acc, W::BT[i][a], g[i][j]);
-      tmp[a][j] = acc;
-    }
-#pragma GCC unroll 8
-  for (int a = 0; a < A; ++a)
-#pragma GCC unroll 8
-    for (int e = 0; e < A; ++e) {
-      Vec acc = load<Vec>(pad + ((ty * M + a) * P + tx * M + e) * C + c);
-#pragma GCC unroll 8
-      for (int j = 0; j < A; ++j) acc = madd(acc, W::BT[j][e], tmp[a][j]);
-      store(pad + ((ty * M + a) * P + tx * M + e) * C + c, acc);
-    }
-}
+      for (int q = 0; q < M; ++q) store(y + square_at(s.channels_out, b, ty * M + r, tx * M + q, k), out[r][q]);
+  }
+};
 
-// Each pass over boards [b0, b1): every tile, the channels in blocks of Vec, then one at a time.
-template <int M, typename Vec>
-[[gnu::always_inline]] inline void input_boards(const float* x, float* V, const Shape& s, int64_t b0, int64_t b1) {
+// Backward, the output transform's transpose: gy [B,8,8,K] -> gM [A*A, N, K], gM = AT^T gY AT.
+struct OutputGradient {
+  static int64_t channels(const Shape& s) { return s.channels_out; }
+  template <int M, typename Vec>
+  [[gnu::always_inline]] static void block(const float* gy, float* gM, const Shape& s, int64_t b, int ty, int tx,
+                                           int k) {
+    using W = Winograd<M>;
+    constexpr int A = W::A;
+    Vec g[M][M], out[A][A];
+#pragma GCC unroll 8
+    for (int r = 0; r < M; ++r)
+#pragma GCC unroll 8
+      for (int q = 0; q < M; ++q) g[r][q] = load<Vec>(gy + square_at(s.channels_out, b, ty * M + r, tx * M + q, k));
+    const auto at_t = [](int i, int r) { return W::AT[r][i]; };
+    sandwich(g, out, at_t, at_t);
+#pragma GCC unroll 8
+    for (int i = 0; i < A; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < A; ++j) store(gM + tile_at<M>(s, s.channels_out, b, ty, tx, i, j, k), out[i][j]);
+  }
+};
+
+// Backward, the input transform's transpose: gV [A*A, N, C] -> the tile's gd = BT^T gV BT, added
+// into the board's padded gradient pad [10,10,C] (neighbouring tiles overlap by 2 rows/columns).
+struct InputGradient {
+  static int64_t channels(const Shape& s) { return s.channels_in; }
+  template <int M, typename Vec>
+  [[gnu::always_inline]] static void block(const float* gV, float* pad, const Shape& s, int64_t b, int ty, int tx,
+                                           int c) {
+    using W = Winograd<M>;
+    constexpr int A = W::A, P = BOARD + 2;
+    const int64_t C = s.channels_in;
+    Vec g[A][A], gd[A][A];
+#pragma GCC unroll 8
+    for (int i = 0; i < A; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < A; ++j) g[i][j] = load<Vec>(gV + tile_at<M>(s, C, b, ty, tx, i, j, c));
+    const auto bt_t = [](int a, int i) { return W::BT[i][a]; };
+    sandwich(g, gd, bt_t, bt_t);
+#pragma GCC unroll 8
+    for (int a = 0; a < A; ++a)
+#pragma GCC unroll 8
+      for (int e = 0; e < A; ++e) {
+        float* at = pad + ((ty * M + a) * P + tx * M + e) * C + c;
+        store(at, load<Vec>(at) + gd[a][e]);
+      }
+  }
+};
+
+// Every tile of board b: the channels in blocks of Vec, then one at a time.
+template <class Transform, int M, typename Vec>
+[[gnu::always_inline]] inline void board_tiles(const float* in, float* out, const Shape& s, int64_t b) {
   constexpr int T = BOARD / M;
-  const int C = int(s.channels_in);
-  for (int64_t b = b0; b < b1; ++b)
-    for (int ty = 0; ty < T; ++ty)
-      for (int tx = 0; tx < T; ++tx) {
-        int c = 0;
-        for (; c + lanes<Vec>() <= C; c += lanes<Vec>()) input_block<M, Vec>(x, V, s, b, ty, tx, c);
-        for (; c < C; ++c) input_block<M, float>(x, V, s, b, ty, tx, c);
-      }
+  const int C = int(Transform::channels(s));
+  for (int ty = 0; ty < T; ++ty)
+    for (int tx = 0; tx < T; ++tx) {
+      int c = 0;
+      for (; c + lanes<Vec>() <= C; c += lanes<Vec>()) Transform::template block<M, Vec>(in, out, s, b, ty, tx, c);
+      for (; c < C; ++c) Transform::template block<M, float>(in, out, s, b, ty, tx, c);
+    }
 }
-template <int M, typename Vec>
-[[gnu::always_inline]] inline void output_boards(const float* Mm, float* y, const Shape& s, int64_t b0, int64_t b1) {
-  constexpr int T = BOARD / M;
-  const int K = int(s.channels_out);
-  for (int64_t b = b0; b < b1; ++b)
-    for (int ty = 0; ty < T; ++ty)
-      for (int tx = 0; tx < T; ++tx) {
-        int k = 0;
-        for (; k + lanes<Vec>() <= K; k += lanes<Vec>()) output_block<M, Vec>(Mm, y, s, b, ty, tx, k);
-        for (; k < K; ++k) output_block<M, float>(Mm, y, s, b, ty, tx, k);
-      }
-}
-template <int M, typename Vec>
-[[gnu::always_inline]] inline void output_t_boards(const float* gy, float* gM, const Shape& s, int64_t b0,
-                                                   int64_t b1) {
-  constexpr int T = BOARD / M;
-  const int K = int(s.channels_out);
-  for (int64_t b = b0; b < b1; ++b)
-    for (int ty = 0; ty < T; ++ty)
-      for (int tx = 0; tx < T; ++tx) {
-        int k = 0;
-        for (; k + lanes<Vec>() <= K; k += lanes<Vec>()) output_t_block<M, Vec>(gy, gM, s, b, ty, tx, k);
-        for (; k < K; ++k) output_t_block<M, float>(gy, gM, s, b, ty, tx, k);
-      }
-}
-template <int M, typename Vec>
-[[gnu::always_inline]] inline void input_t_boards(const float* gV, float* gx, const Shape& s, int64_t b0,
-                                                  int64_t b1) {
-  constexpr int T = BOARD / M, P = BOARD + 2;
-  const int C = int(s.channels_in);
-  std::vector<float> pad(size_t(P * P * C));
-  for (int64_t b = b0; b < b1; ++b) {
-    std::fill(pad.begin(), pad.end(), 0.0f);
-    for (int ty = 0; ty < T; ++ty)
-      for (int tx = 0; tx < T; ++tx) {
-        int c = 0;
-        for (; c + lanes<Vec>() <= C; c += lanes<Vec>()) input_t_block<M, Vec>(gV, pad.data(), s, b, ty, tx, c);
-        for (; c < C; ++c) input_t_block<M, float>(gV, pad.data(), s, b, ty, tx, c);
-      }
-    for (int r = 0; r < BOARD; ++r)
-      std::memcpy(gx + (b * BOARD + r) * BOARD * C, pad.data() + ((r + 1) * P + 1) * C, sizeof(float) * BOARD * C);
+
+// A pass over boards [b0, b1); the input gradient sums the overlapping tiles in a padded board.
+template <class Transform, int M, typename Vec>
+[[gnu::always_inline]] inline void boards(const float* in, float* out, const Shape& s, int64_t b0, int64_t b1) {
+  if constexpr (!std::is_same_v<Transform, InputGradient>) {
+    for (int64_t b = b0; b < b1; ++b) board_tiles<Transform, M, Vec>(in, out, s, b);
+  } else {
+    constexpr int P = BOARD + 2;
+    const int64_t C = s.channels_in;
+    std::vector<float> pad(size_t(P * P * C));
+    for (int64_t b = b0; b < b1; ++b) {
+      std::fill(pad.begin(), pad.end(), 0.0f);
+      board_tiles<Transform, M, Vec>(in, pad.data(), s, b);
+      for (int r = 0; r < BOARD; ++r)
+        std::memcpy(out + square_at(C, b, r, 0, 0), pad.data() + ((r + 1) * P + 1) * C, sizeof(float) * BOARD * C);
+    }
   }
 }
 
@@ -276,49 +252,31 @@ struct Passes {
 };
 
 // The same passes compiled twice: for AVX2+FMA (8-float blocks) and for the build's baseline.
-template <int M>
-__attribute__((target("avx2,fma"))) void input_avx2(const float* a, float* b, const Shape& s, int64_t b0, int64_t b1) {
-  input_boards<M, v8>(a, b, s, b0, b1);
+template <class Transform, int M>
+__attribute__((target("avx2,fma"))) void pass_avx2(const float* in, float* out, const Shape& s, int64_t b0,
+                                                   int64_t b1) {
+  boards<Transform, M, v8>(in, out, s, b0, b1);
+}
+template <class Transform, int M>
+void pass_base(const float* in, float* out, const Shape& s, int64_t b0, int64_t b1) {
+  boards<Transform, M, v4>(in, out, s, b0, b1);
 }
 template <int M>
-__attribute__((target("avx2,fma"))) void output_avx2(const float* a, float* b, const Shape& s, int64_t b0,
-                                                     int64_t b1) {
-  output_boards<M, v8>(a, b, s, b0, b1);
+constexpr Passes avx2_passes() {
+  return {pass_avx2<InputTransform, M>, pass_avx2<OutputTransform, M>, pass_avx2<OutputGradient, M>,
+          pass_avx2<InputGradient, M>};
 }
 template <int M>
-__attribute__((target("avx2,fma"))) void output_t_avx2(const float* a, float* b, const Shape& s, int64_t b0,
-                                                       int64_t b1) {
-  output_t_boards<M, v8>(a, b, s, b0, b1);
-}
-template <int M>
-__attribute__((target("avx2,fma"))) void input_t_avx2(const float* a, float* b, const Shape& s, int64_t b0,
-                                                      int64_t b1) {
-  input_t_boards<M, v8>(a, b, s, b0, b1);
-}
-template <int M>
-void input_base(const float* a, float* b, const Shape& s, int64_t b0, int64_t b1) {
-  input_boards<M, v4>(a, b, s, b0, b1);
-}
-template <int M>
-void output_base(const float* a, float* b, const Shape& s, int64_t b0, int64_t b1) {
-  output_boards<M, v4>(a, b, s, b0, b1);
-}
-template <int M>
-void output_t_base(const float* a, float* b, const Shape& s, int64_t b0, int64_t b1) {
-  output_t_boards<M, v4>(a, b, s, b0, b1);
-}
-template <int M>
-void input_t_base(const float* a, float* b, const Shape& s, int64_t b0, int64_t b1) {
-  input_t_boards<M, v4>(a, b, s, b0, b1);
+constexpr Passes base_passes() {
+  return {pass_base<InputTransform, M>, pass_base<OutputTransform, M>, pass_base<OutputGradient, M>,
+          pass_base<InputGradient, M>};
 }
 
 std::atomic<bool> avx2_allowed{true};
 
 const Passes& passes_for(int64_t m) {
-  static const Passes avx2[2] = {{input_avx2<2>, output_avx2<2>, output_t_avx2<2>, input_t_avx2<2>},
-                                 {input_avx2<4>, output_avx2<4>, output_t_avx2<4>, input_t_avx2<4>}};
-  static const Passes base[2] = {{input_base<2>, output_base<2>, output_t_base<2>, input_t_base<2>},
-                                 {input_base<4>, output_base<4>, output_t_base<4>, input_t_base<4>}};
+  static const Passes avx2[2] = {avx2_passes<2>(), avx2_passes<4>()};
+  static const Passes base[2] = {base_passes<2>(), base_passes<4>()};
   return (board_conv_uses_avx2() ? avx2 : base)[m == 2 ? 0 : 1];
 }
 

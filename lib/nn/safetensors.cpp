@@ -96,8 +96,23 @@ void Reader::parse(const Limits& limits) {
   struct stat st {};
   if (::fstat(fd_, &st) != 0) throw Error(path_ + ": cannot read: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error(path_ + ": not a regular file");
-  const uint64_t size = uint64_t(st.st_size);
+  const json header = read_header(uint64_t(st.st_size), limits);
+  for (const auto& [name, entry] : header.items()) {
+    if (name != "__metadata__") {
+      tensors_.push_back(tensor_of(name, entry, limits));
+      continue;
+    }
+    if (!entry.is_object()) throw Error(path_ + ": __metadata__ is not a JSON object");
+    for (const auto& [key, value] : entry.items()) {
+      if (!value.is_string()) throw Error(path_ + ": __metadata__ '" + printable(key) + "' is not a string");
+      metadata_[key] = value.get<std::string>();
+    }
+  }
+  check_tiling();
+  for (size_t i = 0; i < tensors_.size(); ++i) by_name_[tensors_[i].name] = i;
+}
 
+json Reader::read_header(uint64_t size, const Limits& limits) {
   unsigned char start[8];
   if (size < 8) throw Error(path_ + ": not a safetensors file (" + bytes_text(size) + ", no header length)");
   read_at(fd_, path_, 0, start, 8);
@@ -132,56 +147,51 @@ void Reader::parse(const Limits& limits) {
   if (header.size() > limits.max_tensors + 1)
     throw Error(path_ + ": " + std::to_string(header.size()) + " tensors (at most " +
                 std::to_string(limits.max_tensors) + ")");
+  return header;
+}
 
-  for (const auto& [name, entry] : header.items()) {
-    const std::string where = path_ + ": tensor '" + printable(name) + "'";
-    if (name == "__metadata__") {
-      if (!entry.is_object()) throw Error(path_ + ": __metadata__ is not a JSON object");
-      for (const auto& [key, value] : entry.items()) {
-        if (!value.is_string()) throw Error(path_ + ": __metadata__ '" + printable(key) + "' is not a string");
-        metadata_[key] = value.get<std::string>();
-      }
-      continue;
-    }
-    if (!entry.is_object() || entry.size() != 3 || !entry.contains("dtype") || !entry.contains("shape") ||
-        !entry.contains("data_offsets"))
-      throw Error(where + " is not {dtype, shape, data_offsets}");
-    TensorInfo t;
-    t.name = name;
-    const json& dtype = entry["dtype"];
-    const auto known = std::find_if(std::begin(DTYPES), std::end(DTYPES), [&](Dtype d) {
-      return dtype.is_string() && dtype.get<std::string>() == dtype_name(d);
-    });
-    if (known == std::end(DTYPES))
-      throw Error(where + ": dtype " + json_excerpt(dtype) + " is not one legalnet reads (F32, I64, BOOL)");
-    t.dtype = *known;
-    const json& shape = entry["shape"];
-    if (!shape.is_array() || shape.size() > limits.max_rank)
-      throw Error(where + ": shape is not an array of at most " + std::to_string(limits.max_rank) + " sizes");
-    // Elements counted with every dimension bounded by the data's size: no overflow below.
-    t.elements = 1;
-    for (const json& d : shape) {
-      const uint64_t n = unsigned_field(d, where + ": shape " + json_excerpt(shape));
-      if (n > data_bytes_ || (n > 0 && t.elements > data_bytes_ / n))
-        throw Error(where + ": shape " + json_excerpt(shape) + " is larger than the file's " + bytes_text(data_bytes_) +
-                    " of tensors");
-      t.shape.push_back(int64_t(n));
-      t.elements *= n;
-    }
-    const json& offsets = entry["data_offsets"];
-    if (!offsets.is_array() || offsets.size() != 2) throw Error(where + ": data_offsets is not [begin, end]");
-    t.begin = unsigned_field(offsets[0], where + ": data_offsets");
-    t.end = unsigned_field(offsets[1], where + ": data_offsets");
-    if (t.begin > t.end || t.end > data_bytes_)
-      throw Error(where + ": data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
-                  "] are not within the file's " + bytes_text(data_bytes_) + " of tensors");
-    if (t.bytes() != t.elements * dtype_size(t.dtype))
-      throw Error(where + ": " + bytes_text(t.bytes()) + " of data for " + std::to_string(t.elements) + " " +
-                  dtype_name(t.dtype) + " values");
-    tensors_.push_back(std::move(t));
+TensorInfo Reader::tensor_of(const std::string& name, const json& entry, const Limits& limits) const {
+  const std::string where = path_ + ": tensor '" + printable(name) + "'";
+  if (!entry.is_object() || entry.size() != 3 || !entry.contains("dtype") || !entry.contains("shape") ||
+      !entry.contains("data_offsets"))
+    throw Error(where + " is not {dtype, shape, data_offsets}");
+  TensorInfo t;
+  t.name = name;
+  const json& dtype = entry["dtype"];
+  const auto known = std::find_if(std::begin(DTYPES), std::end(DTYPES), [&](Dtype d) {
+    return dtype.is_string() && dtype.get<std::string>() == dtype_name(d);
+  });
+  if (known == std::end(DTYPES))
+    throw Error(where + ": dtype " + json_excerpt(dtype) + " is not one legalnet reads (F32, I64, BOOL)");
+  t.dtype = *known;
+  const json& shape = entry["shape"];
+  if (!shape.is_array() || shape.size() > limits.max_rank)
+    throw Error(where + ": shape is not an array of at most " + std::to_string(limits.max_rank) + " sizes");
+  // Elements counted with every dimension bounded by the data's size: no overflow below.
+  t.elements = 1;
+  for (const json& d : shape) {
+    const uint64_t n = unsigned_field(d, where + ": shape " + json_excerpt(shape));
+    if (n > data_bytes_ || (n > 0 && t.elements > data_bytes_ / n))
+      throw Error(where + ": shape " + json_excerpt(shape) + " is larger than the file's " + bytes_text(data_bytes_) +
+                  " of tensors");
+    t.shape.push_back(int64_t(n));
+    t.elements *= n;
   }
+  const json& offsets = entry["data_offsets"];
+  if (!offsets.is_array() || offsets.size() != 2) throw Error(where + ": data_offsets is not [begin, end]");
+  t.begin = unsigned_field(offsets[0], where + ": data_offsets");
+  t.end = unsigned_field(offsets[1], where + ": data_offsets");
+  if (t.begin > t.end || t.end > data_bytes_)
+    throw Error(where + ": data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) +
+                "] are not within the file's " + bytes_text(data_bytes_) + " of tensors");
+  if (t.bytes() != t.elements * dtype_size(t.dtype))
+    throw Error(where + ": " + bytes_text(t.bytes()) + " of data for " + std::to_string(t.elements) + " " +
+                dtype_name(t.dtype) + " values");
+  return t;
+}
 
-  // The tensors tile the data: sorted by offset, each starts where the one before ended.
+// The tensors tile the data: sorted by offset, each starts where the one before ended.
+void Reader::check_tiling() {
   std::sort(tensors_.begin(), tensors_.end(), [](const TensorInfo& a, const TensorInfo& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
@@ -196,7 +206,6 @@ void Reader::parse(const Limits& limits) {
   if (at != data_bytes_)
     throw Error(path_ + ": the tensors cover " + bytes_text(at) + " of the file's " + bytes_text(data_bytes_) +
                 " of data");
-  for (size_t i = 0; i < tensors_.size(); ++i) by_name_[tensors_[i].name] = i;
 }
 
 Reader::~Reader() {

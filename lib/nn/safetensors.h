@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,11 @@ class Reader {
   std::string path_;
   // The header and the tensor table, checked against the file and the limits.
   void parse(const Limits& limits);
+  // The steps of parse(): the header's JSON (its length checked against the file and the
+  // limits), one tensor's entry, and the tensors tiling the data.
+  nlohmann::json read_header(uint64_t size, const Limits& limits);
+  TensorInfo tensor_of(const std::string& name, const nlohmann::json& entry, const Limits& limits) const;
+  void check_tiling();
   int fd_ = -1;
   uint64_t data_start_ = 0, data_bytes_ = 0;
   std::map<std::string, std::string> metadata_;

@@ -2,7 +2,6 @@
 
 #include <cctype>
 
-#include "chess/notation.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -71,25 +70,6 @@ bool is_tag_pair_line(std::string_view line) {
   j = line.find_first_not_of(" \t", j + 1);
   return j != std::string_view::npos && line[j] == ']' &&
          line.find_first_not_of(" \t", j + 1) == std::string_view::npos;
-}
-
-// The Variant tag's values that mean standard chess (compared lowercase, without spaces or dashes).
-std::string variant_key(std::string_view variant) {
-  std::string v;
-  for (char c : variant)
-    if (c != ' ' && c != '-' && c != '_') v += char(std::tolower(static_cast<unsigned char>(c)));
-  return v;
-}
-
-bool is_standard_variant(std::string_view variant) {
-  const std::string v = variant_key(variant);
-  return v.empty() || v == "standard" || v == "chess" || v == "normal" || v == "fromposition";
-}
-
-std::string variant_name(std::string_view variant) {
-  const std::string v = variant_key(variant);
-  if (v == "chess960" || v == "fischerandom" || v == "fischerrandom" || v == "960") return "Chess960";
-  return printable(variant, 40);
 }
 
 }  // namespace
@@ -257,156 +237,131 @@ bool PgnReader::finish(PgnGame& game, bool numbered) {
 
 bool PgnReader::next(PgnGame& game) {
   game = PgnGame{};
-  bool in_movetext = false;  // a movetext token was read: a tag now starts the next game
-  int comment_depth = 0;     // inside {...}
-  int variation_depth = 0;   // inside (...)
-  int open_line = 0;         // where the outermost open comment or variation began
-  bool numbered = false;     // the movetext began with a move number
+  Scan scan;
   for (;;) {
     if (col_ >= line_.size()) {
-      if (!read_line()) break;
-      if (line_ == LONG_LINE) {
-        // A comment of megabytes, say: the game it is in is skipped (what it held is not kept,
-        // so whatever it opened is taken as closed), and the next tag begins the next game.
-        if (!game.first_line) game.first_line = line_number_;
-        fail_game(game, line_number_, "a line longer than " + std::to_string(MAX_PGN_LINE_BYTES >> 20) + " MiB");
-        comment_depth = variation_depth = 0;
-        in_movetext = true;
-        col_ = line_.size();
-        continue;
-      }
-      // Before any PGN (a tag, a move number), a NUL byte means this is not a PGN file; after, NUL bytes
-      // separate tokens as spaces do (python-chess skips them): they cost no game.
-      if (pgn_like_games_ == 0 && game.tags.empty() && !numbered && line_.find('\0') != std::string::npos)
-        throw Error(path() + ":" + std::to_string(line_number_) + ": binary data (a NUL byte): not a PGN file");
-      if (comment_depth == 0 && !line_.empty() && line_[0] == '%') {  // escape line
-        col_ = line_.size();
-        continue;
-      }
-      if ((comment_depth > 0 || variation_depth > 0) && is_tag_pair_line(line_) &&
-          !closes_later(comment_depth > 0, variation_depth)) {
-        // Never closed: this line's tag begins the next game; the open one is lost.
-        fail_game(game, open_line, comment_depth > 0 ? "comment '{' never closed" : "variation '(' never closed");
-        return finish(game, numbered);
-      }
+      if (!read_line()) return end_of_input(game, scan);
+      if (begin_line(game, scan)) return finish(game, scan.numbered);
       continue;
     }
-    const char c = line_[col_];
-    if (comment_depth > 0) {
+    if (scan.in_comment) {
       const size_t close = line_.find('}', col_);
       col_ = close == std::string::npos ? line_.size() : close + 1;
-      if (close != std::string::npos) comment_depth = 0;
+      scan.in_comment = close == std::string::npos;
       continue;
     }
-    switch (c) {
-      case ' ':
-      case '\t':
-      case '\0': ++col_; continue;
-      case '{':
-        comment_depth = 1;
-        if (variation_depth == 0) open_line = line_number_;
-        ++col_;
-        continue;
-      case ';': col_ = line_.size(); continue;  // rest-of-line comment
-      case '(':
-        if (variation_depth++ == 0) open_line = line_number_;
-        ++col_;
-        continue;
-      case ')':
-        if (variation_depth > 0) --variation_depth;  // a stray one at the top level is skipped
-        ++col_;
-        continue;
-      case '}': ++col_; continue;  // a stray closing brace
-      case '[':
-        if (variation_depth > 0) {
-          ++col_;
-          continue;
-        }
-        if (in_movetext) return finish(game, numbered);  // the next game begins before this one had a result
-        read_tag(game);
-        continue;
-      default: break;
-    }
-    size_t j = col_ + 1;
-    while (j < line_.size() && !ends_token(line_[j])) ++j;
-    std::string_view token(line_.data() + col_, j - col_);
-    col_ = j;
-    if (variation_depth > 0) continue;
-    if (!game.first_line) game.first_line = line_number_;
-    if (!in_movetext) numbered = is_move_number(token);
-    in_movetext = true;
-    if (const std::string_view result = result_of(token); !result.empty()) {
-      game.result = std::string(result);
-      return finish(game, numbered);
-    }
-    if (is_move_number(token) || is_annotation(token)) continue;
-    // "1.e4" and "1...e5": a move number glued to the move.
-    const size_t dots = token.find_last_of('.');
-    if (dots != std::string_view::npos && token[0] >= '0' && token[0] <= '9') token.remove_prefix(dots + 1);
-    if (token.empty()) continue;
-    if (game.sans.size() == MAX_GAME_PLIES) {  // read on to the game's end, keeping nothing
-      fail_game(game, line_number_,
-                "more than " + std::to_string(MAX_GAME_PLIES) + " moves, longer than any game under the 75-move rule");
-      continue;
-    }
-    game.sans.emplace_back(token);
-    game.san_lines.push_back(line_number_);
+    bool read = false;
+    if (read_punctuation(game, scan, read)) return finish(game, scan.numbered);
+    if (!read && read_token(game, scan)) return finish(game, scan.numbered);
   }
-  if (comment_depth > 0) fail_game(game, open_line, "comment '{' never closed");
-  if (variation_depth > 0) fail_game(game, open_line, "variation '(' never closed");
-  if (!in_movetext && game.tags.empty() && game.error.empty()) {
+}
+
+// A new line: an oversized one costs its game, an escape line is skipped, and a tag pair inside
+// a comment or variation that never closes begins the next game.
+bool PgnReader::begin_line(PgnGame& game, Scan& scan) {
+  if (line_ == LONG_LINE) {
+    // A comment of megabytes, say: the game it is in is skipped (what it held is not kept,
+    // so whatever it opened is taken as closed), and the next tag begins the next game.
+    if (!game.first_line) game.first_line = line_number_;
+    fail_game(game, line_number_, "a line longer than " + std::to_string(MAX_PGN_LINE_BYTES >> 20) + " MiB");
+    scan.in_comment = false;
+    scan.variation_depth = 0;
+    scan.in_movetext = true;
+    col_ = line_.size();
+    return false;
+  }
+  // Before any PGN (a tag, a move number), a NUL byte means this is not a PGN file; after, NUL bytes
+  // separate tokens as spaces do (python-chess skips them): they cost no game.
+  if (pgn_like_games_ == 0 && game.tags.empty() && !scan.numbered && line_.find('\0') != std::string::npos)
+    throw Error(path() + ":" + std::to_string(line_number_) + ": binary data (a NUL byte): not a PGN file");
+  if (!scan.in_comment && !line_.empty() && line_[0] == '%') {  // escape line
+    col_ = line_.size();
+    return false;
+  }
+  if ((scan.in_comment || scan.variation_depth > 0) && is_tag_pair_line(line_) &&
+      !closes_later(scan.in_comment, scan.variation_depth)) {
+    // Never closed: this line's tag begins the next game; the open one is lost.
+    fail_game(game, scan.open_line, scan.in_comment ? "comment '{' never closed" : "variation '(' never closed");
+    return true;
+  }
+  return false;
+}
+
+// Separators, comments, variations and tags at col_; `read` says whether one was there.
+bool PgnReader::read_punctuation(PgnGame& game, Scan& scan, bool& read) {
+  read = true;
+  switch (line_[col_]) {
+    case ' ':
+    case '\t':
+    case '\0': ++col_; return false;
+    case '{':
+      scan.in_comment = true;
+      if (scan.variation_depth == 0) scan.open_line = line_number_;
+      ++col_;
+      return false;
+    case ';': col_ = line_.size(); return false;  // rest-of-line comment
+    case '(':
+      if (scan.variation_depth++ == 0) scan.open_line = line_number_;
+      ++col_;
+      return false;
+    case ')':
+      if (scan.variation_depth > 0) --scan.variation_depth;  // a stray one at the top level is skipped
+      ++col_;
+      return false;
+    case '}': ++col_; return false;  // a stray closing brace
+    case '[':
+      if (scan.variation_depth > 0) {
+        ++col_;
+        return false;
+      }
+      if (scan.in_movetext) return true;  // the next game begins before this one had a result
+      read_tag(game);
+      return false;
+    default: read = false; return false;
+  }
+}
+
+// A movetext token at col_: a move number, an annotation, a result (the game is complete) or a
+// move's SAN, kept for the replay.
+bool PgnReader::read_token(PgnGame& game, Scan& scan) {
+  size_t j = col_ + 1;
+  while (j < line_.size() && !ends_token(line_[j])) ++j;
+  std::string_view token(line_.data() + col_, j - col_);
+  col_ = j;
+  if (scan.variation_depth > 0) return false;
+  if (!game.first_line) game.first_line = line_number_;
+  if (!scan.in_movetext) scan.numbered = is_move_number(token);
+  scan.in_movetext = true;
+  if (const std::string_view result = result_of(token); !result.empty()) {
+    game.result = std::string(result);
+    return true;
+  }
+  if (is_move_number(token) || is_annotation(token)) return false;
+  // "1.e4" and "1...e5": a move number glued to the move.
+  const size_t dots = token.find_last_of('.');
+  if (dots != std::string_view::npos && token[0] >= '0' && token[0] <= '9') token.remove_prefix(dots + 1);
+  if (token.empty()) return false;
+  if (game.sans.size() == MAX_GAME_PLIES) {  // read on to the game's end, keeping nothing
+    fail_game(game, line_number_,
+              "more than " + std::to_string(MAX_GAME_PLIES) + " moves, longer than any game under the 75-move rule");
+    return false;
+  }
+  game.sans.emplace_back(token);
+  game.san_lines.push_back(line_number_);
+  return false;
+}
+
+// The file ended: a game left open is reported, and a file with nothing like PGN in it fails.
+bool PgnReader::end_of_input(PgnGame& game, const Scan& scan) {
+  if (scan.in_comment) fail_game(game, scan.open_line, "comment '{' never closed");
+  if (scan.variation_depth > 0) fail_game(game, scan.open_line, "variation '(' never closed");
+  if (!scan.in_movetext && game.tags.empty() && game.error.empty()) {
     if (games_ > 0 && pgn_like_games_ == 0)
       throw Error(path() + ": not PGN: no tag pair, move number or result in " + std::to_string(line_number_) +
                   " lines");
     return false;
   }
-  return finish(game, numbered);
-}
-
-ReplayedGame replay_pgn_game(const PgnGame& game, const PlyVisitor& visit) {
-  ReplayedGame r;
-  if (!game.error.empty()) {
-    r.error = "line " + std::to_string(game.error_line) + ": " + game.error;
-    r.skip_reason = skip_reason::SYNTAX;
-    return r;
-  }
-  if (const std::string_view variant = game.tag("Variant"); !is_standard_variant(variant)) {
-    r.skip_reason = "variant " + variant_name(variant);
-    r.error = "line " + std::to_string(game.tag_line("Variant")) + ": a " + variant_name(variant) +
-              " game (Variant tag), not standard chess";
-    return r;
-  }
-  const std::string_view fen = game.tag("FEN");
-  if (!fen.empty()) {
-    try {
-      std::string dropped;
-      r.start = chess::Position(fen, &dropped);
-      if (!dropped.empty())
-        r.note = "FEN tag: castling rights '" + dropped + "' dropped (the king or rook is not on its square)";
-    } catch (const Error& e) {
-      r.error = "line " + std::to_string(game.tag_line("FEN")) + ": FEN tag: " + e.what();
-      r.skip_reason =
-          std::string(e.what()).find("Chess960") != std::string::npos ? "variant Chess960" : skip_reason::FEN_TAG;
-      return r;
-    }
-  }
-  chess::Position pos = r.start;
-  r.moves.reserve(game.sans.size());
-  for (size_t i = 0; i < game.sans.size(); ++i) {
-    try {
-      const chess::MoveList legal(pos);
-      const chess::Move m = chess::parse_san(pos, game.sans[i], legal);
-      if (visit) visit(pos, legal, m);
-      pos.do_move(m);
-      r.moves.push_back(m);
-    } catch (const Error& e) {
-      r.error = "line " + std::to_string(game.san_lines[i]) + ", ply " + std::to_string(i + 1) + ": " + e.what();
-      r.skip_reason = skip_reason::MOVE;
-      break;
-    }
-  }
-  r.end = std::move(pos);
-  return r;
+  return finish(game, scan.numbered);
 }
 
 }  // namespace legalnet

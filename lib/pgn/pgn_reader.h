@@ -65,6 +65,19 @@ class PgnReader {
   void read_tag(PgnGame& game);
   void fail_game(PgnGame& game, int line, const std::string& why) const;
   bool finish(PgnGame& game, bool numbered);
+  // What next() carries from line to line of one game.
+  struct Scan {
+    bool in_movetext = false;  // a movetext token was read: a tag now starts the next game
+    bool in_comment = false;   // inside {...} (comments do not nest)
+    int variation_depth = 0;   // inside (...)
+    int open_line = 0;         // where the outermost open comment or variation began
+    bool numbered = false;     // the movetext began with a move number
+  };
+  // The steps of next(); each true when the game is complete.
+  bool begin_line(PgnGame& game, Scan& scan);
+  bool read_punctuation(PgnGame& game, Scan& scan, bool& read);
+  bool read_token(PgnGame& game, Scan& scan);
+  bool end_of_input(PgnGame& game, const Scan& scan);
   InputFile input_;
   std::vector<char> buffer_;
   size_t pos_ = 0, end_ = 0;
