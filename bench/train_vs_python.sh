@@ -7,10 +7,10 @@
 set -euo pipefail
 data=${1:?usage: train_vs_python.sh DATASET.h5}
 bin=${BIN:-build/bin}
-python=${PYTHON:-/usr/bin/python3}
+python=${PYTHON:-$("$(dirname "$0")/../scripts/python-env")/bin/python}
 steps=${STEPS:-40}
 inputs=${INPUTS:-state}
-# The C++ bench sets its own OpenMP waiting as the tools do (nn/device.h); Python gets PASSIVE as
+# The C++ bench sets its own OpenMP waiting as the tools do (util/process.h); Python gets PASSIVE as
 # docs/python.md advises, and the same short spin as ours in a second fp32 run.
 py() { OMP_WAIT_POLICY=PASSIVE "$python" "$(dirname "$0")/train_vs_python.py" "$@"; }
 models=${MODELS:-"resnet 0 6 32,resnet 0 6 64,attention 0 6 64,mlp 4096 0 0,conv 1024 4 64"}

@@ -1,4 +1,5 @@
-// Intervals for the report's proportions, so that runs and models are compared with their noise.
+// The counts train and evaluate report (precision, recall and F1 from one Counts) and the
+// intervals of their proportions, so that runs and models are compared with their noise.
 #pragma once
 
 #include <algorithm>

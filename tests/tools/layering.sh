@@ -13,7 +13,7 @@ declare -A allowed=(
   [games]="chess games pgn util"
   [eval]="chess encode eval util"
   [data]="chess data encode util"
-  [nn]="chess data encode nn util"
+  [nn]="chess encode nn util"
   [train]="chess data encode nn train util"
   [run]="chess data encode eval games nn pgn run train util"
 )
