@@ -1,0 +1,38 @@
+// train/speed_probe: the measurement before a run that --time-budget sizes the run from.
+#include "train/speed_probe.h"
+
+#include <gtest/gtest.h>
+
+namespace legalnet::train {
+namespace {
+
+nn::ModelConfig tiny_resnet() {
+  nn::ModelConfig c;
+  c.kind = nn::ModelKind::RESNET;
+  c.blocks = 1;
+  c.channels = 8;
+  return c.resolved();
+}
+
+TEST(SpeedProbe, TimesStepsWithoutDrawingFromTorchsGenerator) {
+  torch::manual_seed(7);
+  const torch::Tensor expected = torch::rand({4});
+  torch::manual_seed(7);
+  const SpeedProbe probe =
+      probe_training_speed(tiny_resnet(), 16, nn::Precision::FP32, nn::Kernels::TORCH, torch::kCPU, 0.05);
+  EXPECT_TRUE(torch::equal(torch::rand({4}), expected)) << "the probe changed what the run draws next";
+  EXPECT_GE(probe.steps, 3);
+  EXPECT_GT(probe.seconds, 0);
+  EXPECT_NEAR(probe.samples_per_second, probe.steps * 16 / probe.seconds, 1e-6 * probe.samples_per_second);
+}
+
+TEST(SpeedProbe, StepsWithinABudget) {
+  SpeedProbe p;
+  p.samples_per_second = 2560;  // 10 steps of 256 a second
+  EXPECT_EQ(steps_within(60, p, 256, 1.0), 600);
+  EXPECT_EQ(steps_within(60, p, 256, 0.9), 540);
+  EXPECT_EQ(steps_within(0.001, p, 256, 0.9), 1);  // never zero steps
+}
+
+}  // namespace
+}  // namespace legalnet::train
