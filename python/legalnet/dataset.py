@@ -464,6 +464,7 @@ class _SharedChunks:
     OVERFLOW, which each process then caches itself."""
 
     EMPTY, CLAIMED, READY, OVERFLOW = 0, 1, 2, 3
+    CLAIM = 4  # chunks a process claims at once
 
     @staticmethod
     def create(f, cache_bytes):
@@ -551,18 +552,31 @@ class _SharedChunkCache:
             return rows.take(np.argsort(np.concatenate([here, there]), kind="stable"))
 
     def _ensure(self, chunks):
-        """Makes each of `chunks` READY or OVERFLOW: claims and decodes those that no process
-        has claimed (or whose claimant died), then waits for the others."""
+        """Makes each of `chunks` READY or OVERFLOW: claims and decodes, a few at a time, those
+        that no process has claimed (or whose claimant died), and waits for the others. A few at
+        a time, so that two workers that need many of the same chunks (their first batches of a
+        shuffled order) share them out instead of one decoding while the other waits for it."""
         s = self.shared
         while True:
             with s.states() as state:
                 now = state[chunks]
-                chunks = chunks[(now == s.EMPTY) | (now == s.CLAIMED)]
-                # A chunk's byte can be taken unless a live process decodes it (or is looking in).
-                mine = [c for c in chunks.tolist() if s.lock(1 + c, wait=False)]
+                keep = (now == s.EMPTY) | (now == s.CLAIMED)
+                chunks, now = chunks[keep], now[keep]
+                # A chunk's byte is free unless a live process decodes it (or waits for it a moment):
+                # a CLAIMED chunk whose byte is free lost its claimant, and is taken over.
+                mine = []
+                for c in itertools.chain(chunks[now == s.EMPTY].tolist(), chunks[now == s.CLAIMED].tolist()):
+                    if len(mine) == s.CLAIM:
+                        break
+                    if s.lock(1 + c, wait=False):
+                        mine.append(c)
                 state[mine] = s.CLAIMED
             if not len(chunks):
                 return
+            if not mine:  # all being decoded by others: wait until one is done
+                s.lock(1 + int(chunks[0]))
+                s.unlock(1 + int(chunks[0]))
+                continue
             done = 0
             try:
                 for c in mine:
@@ -576,10 +590,6 @@ class _SharedChunkCache:
                 for c in mine[done:]:
                     s.unlock(1 + c)
                 raise
-            chunks = np.setdiff1d(chunks, mine)
-            for c in chunks.tolist():  # decoded by another process: its byte is free once it is done
-                s.lock(1 + c)
-                s.unlock(1 + c)
 
     def _publish(self, c, rows):
         """Writes chunk `c`'s decoded rows and sets it READY (OVERFLOW when its moves do not
