@@ -5,11 +5,12 @@ Where the time goes, and what is done about it: a row's legal moves are 4 KB of 
 masks, stored 256 rows to a chunk. Reading a row alone decompresses its whole chunk (1 MiB), so
 rows are never read alone: whole chunks are read and decoded once into compact rows (board
 codes, side, castling, en passant and the list of legal-move indices, about 140 bytes a row)
-that ``Dataset`` keeps in a per-process cache and ``BatchReader`` in its shuffle buffer. Inputs
-and targets are built from compact rows a batch at a time, with numpy. Chunks stored as
-tensorize and h5py store them (deflate, with or without shuffle, which is the identity for
-one-byte values) are read with HDF5's direct chunk read and inflated by Python's zlib, which
-lets other threads run meanwhile; any other storage goes through HDF5's own filters."""
+that ``Dataset`` keeps in a cache (one shared with the DataLoader workers it forks, when the
+file fits it) and ``BatchReader`` in its shuffle buffer. Inputs and targets are built from
+compact rows a batch at a time, with numpy. Chunks stored as tensorize and h5py store them
+(deflate, with or without shuffle, which is the identity for one-byte values) are read with
+HDF5's direct chunk read and inflated by Python's zlib, which lets other threads run
+meanwhile; any other storage goes through HDF5's own filters."""
 import collections.abc
 import contextlib
 import itertools
