@@ -5,19 +5,28 @@ Where the time goes, and what is done about it: a row's legal moves are 4 KB of 
 masks, stored 256 rows to a chunk. Reading a row alone decompresses its whole chunk (1 MiB), so
 rows are never read alone: whole chunks are read and decoded once into compact rows (board
 codes, side, castling, en passant and the list of legal-move indices, about 140 bytes a row)
-that ``Dataset`` keeps in a per-process cache and ``BatchReader`` in its shuffle buffer. Inputs
-and targets are built from compact rows a batch at a time, with numpy. Chunks stored as
-tensorize and h5py store them (deflate, with or without shuffle, which is the identity for
-one-byte values) are read with HDF5's direct chunk read and inflated by Python's zlib, which
-lets other threads run meanwhile; any other storage goes through HDF5's own filters."""
+that ``Dataset`` keeps in a cache (one shared with the DataLoader workers it forks, when the
+file fits it) and ``BatchReader`` in its shuffle buffer. Inputs and targets are built from
+compact rows a batch at a time, with numpy. Chunks stored as tensorize and h5py store them
+(deflate, with or without shuffle, which is the identity for one-byte values) are read with
+HDF5's direct chunk read and inflated by Python's zlib, which lets other threads run
+meanwhile; any other storage goes through HDF5's own filters."""
 import collections.abc
+import contextlib
 import itertools
+import mmap
 import os
 import queue
 import threading
 import warnings
+import weakref
 import zlib
 from concurrent.futures import ThreadPoolExecutor
+
+try:
+    import fcntl
+except ImportError:  # not a POSIX system: a cache per process
+    fcntl = None
 
 import h5py
 import numpy as np
@@ -294,6 +303,14 @@ def _direct_read(dset):
     return h5py.h5z.FILTER_DEFLATE in filters
 
 
+def _chunking(positions, legal_moves):
+    """(the direct-read mode of each column or None, the rows a chunk holds) for ``_Reader``."""
+    modes = [_direct_read(d) for d in (positions, legal_moves)]
+    same_chunks = positions.chunks and legal_moves.chunks and positions.chunks[0] == legal_moves.chunks[0]
+    deflated = modes if None not in modes and same_chunks else None
+    return deflated, positions.chunks[0] if deflated else FALLBACK_CHUNK_ROWS
+
+
 class _Reader:
     """One process's view of a dataset file: its own handle (a DataLoader worker, forked or
     spawned, opens its own), the small per-row columns in memory, and the rows of one chunk of
@@ -310,11 +327,7 @@ class _Reader:
         self.castling = self.castling_stored.astype(np.uint8)
         self.en_passant = self.en_passant_stored.astype(np.int8)
         self.ply = self.file["ply"][:].astype(np.int32) if with_ply else None
-        modes = [_direct_read(d) for d in (self.positions, self.legal_moves)]
-        same_chunks = self.positions.chunks and self.legal_moves.chunks and \
-            self.positions.chunks[0] == self.legal_moves.chunks[0]
-        self.deflated = modes if None not in modes and same_chunks else None
-        self.chunk_rows = self.positions.chunks[0] if self.deflated else FALLBACK_CHUNK_ROWS
+        self.deflated, self.chunk_rows = _chunking(self.positions, self.legal_moves)
         self.chunks = -(-self.rows // self.chunk_rows)
 
     def close(self):
@@ -432,13 +445,185 @@ class _ChunkCache:
         return self.pool.take(self.slot_of[chunks] * r + file_rows % r)
 
 
+class _SharedChunks:
+    """The decoded chunks of a whole file in memory shared by the processes that read one
+    ``Dataset``: the main process and the DataLoader workers it forks. A chunk is decoded once,
+    by the first process that asks for it, and read by all the others; with a cache per process,
+    each worker of a ``shuffle=True`` DataLoader decoded the whole file itself (twice the
+    decoding with 2 workers: docs/benchmarks.md, issue 33).
+
+    The memory is an anonymous file (memfd, which no other program can open) mapped before the
+    workers fork. Its POSIX record locks order the processes: byte 0 guards the chunk states,
+    and byte 1 + c is held by the process decoding chunk c for as long as it does (the kernel
+    lets go of it when that process dies, so a live holder is told from a dead one). A chunk's
+    state goes EMPTY -> CLAIMED (under byte 0, its byte taken) -> READY (its rows written
+    first, then the state set under byte 0) or back to EMPTY when decoding it fails (a bad
+    chunk: every process that asks for it decodes it and raises the same error). A process
+    reads a chunk's rows only after it has seen it READY under byte 0's lock: never a
+    half-written chunk, and rows decoded and checked as it would have decoded them. The legal
+    moves of all chunks share one heap; a chunk whose moves do not fit what is left of it is
+    OVERFLOW, which each process then caches itself."""
+
+    EMPTY, CLAIMED, READY, OVERFLOW = 0, 1, 2, 3
+    CLAIM = 4  # chunks a process claims at once
+
+    @staticmethod
+    def create(f, cache_bytes):
+        """The shared chunks of the open file `f`, or None when its compact rows do not fit
+        `cache_bytes` (each process then keeps a ``_ChunkCache``) or the system has no memfd."""
+        rows = len(f["positions"])
+        chunk_rows = _chunking(f["positions"], f["legal_moves"])[1]
+        if -(-rows // chunk_rows) * chunk_rows * CACHED_ROW_BYTES > cache_bytes or fcntl is None or \
+                not hasattr(os, "memfd_create"):
+            return None
+        try:
+            return _SharedChunks(rows, chunk_rows, cache_bytes)
+        except OSError:  # memfd_create or mmap refused (a sandbox, no memory): a cache per process
+            return None
+
+    def __init__(self, rows, chunk_rows, cache_bytes):
+        self.rows, self.chunk_rows = rows, chunk_rows
+        self.chunks = -(-rows // chunk_rows)
+        n = self.chunks * chunk_rows
+        fields = [("used", np.int64, 1), ("starts", np.int64, n), ("counts", np.int32, n),
+                  ("state", np.int8, self.chunks), ("squares", np.int8, n * 64), ("side", np.int8, n),
+                  ("castling", np.uint8, n), ("en_passant", np.int8, n)]
+        at, offsets = 0, []
+        for _, dtype, count in fields:
+            offsets.append(at)
+            at += -(-count * np.dtype(dtype).itemsize // 8) * 8
+        heap = max(0, cache_bytes - at) // 2  # pages are only taken as they are written
+        self.fd = os.memfd_create("legalnet-chunks", os.MFD_CLOEXEC)
+        weakref.finalize(self, os.close, self.fd)
+        os.ftruncate(self.fd, at + 2 * heap)
+        self.map = mmap.mmap(self.fd, at + 2 * heap)  # MAP_SHARED: forked workers see the same pages
+        for (name, dtype, count), offset in zip(fields, offsets):
+            setattr(self, name, np.frombuffer(self.map, dtype, count, offset))
+        self.squares = self.squares.reshape(n, 64)
+        self.heap = np.frombuffer(self.map, np.int16, heap, at)
+
+    def lock(self, byte, wait=True):
+        """Takes the lock of `byte` (True), or returns False when another process holds it and
+        not `wait`."""
+        try:
+            fcntl.lockf(self.fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB, 1, byte)
+            return True
+        except (BlockingIOError, PermissionError):  # EAGAIN or EACCES: held
+            if wait:
+                raise
+            return False
+
+    def unlock(self, byte):
+        fcntl.lockf(self.fd, fcntl.LOCK_UN, 1, byte)
+
+    @contextlib.contextmanager
+    def states(self):
+        """Byte 0's lock, held while the chunk states are looked at or changed."""
+        self.lock(0)
+        try:
+            yield self.state
+        finally:
+            self.unlock(0)
+
+
+class _SharedChunkCache:
+    """One process's use of ``_SharedChunks``: ``take`` as ``_ChunkCache``'s, decoding the
+    chunks no process has decoded yet with this process's reader."""
+
+    def __init__(self, reader, shared, cache_bytes):
+        self.reader, self.shared, self.cache_bytes = reader, shared, cache_bytes
+        self.slots = shared.chunks
+        self.pool = _Rows(shared.squares, shared.side, shared.castling, shared.en_passant, None, shared.heap,
+                          shared.starts, shared.counts)
+        self.overflow = None  # a _ChunkCache of this process, for the chunks whose moves overflowed the heap
+        self.mutex = threading.Lock()  # POSIX locks do not keep apart the threads of one process
+
+    def take(self, file_rows):
+        """Compact rows of the file's rows."""
+        s = self.shared
+        with self.mutex:
+            self._ensure(np.unique(file_rows // self.reader.chunk_rows))
+            over = s.state[file_rows // self.reader.chunk_rows] == s.OVERFLOW  # final once seen
+            if not over.any():
+                return self.pool.take(file_rows)
+            if self.overflow is None:
+                self.overflow = _ChunkCache(self.reader, self.cache_bytes)
+            here, there = np.flatnonzero(~over), np.flatnonzero(over)
+            rows = _Rows.concat([self.pool.take(file_rows[here]), self.overflow.take(file_rows[there])])
+            return rows.take(np.argsort(np.concatenate([here, there]), kind="stable"))
+
+    def _ensure(self, chunks):
+        """Makes each of `chunks` READY or OVERFLOW: claims and decodes, a few at a time, those
+        that no process has claimed (or whose claimant died), and waits for the others. A few at
+        a time, so that two workers that need many of the same chunks (their first batches of a
+        shuffled order) share them out instead of one decoding while the other waits for it."""
+        s = self.shared
+        while True:
+            with s.states() as state:
+                now = state[chunks]
+                keep = (now == s.EMPTY) | (now == s.CLAIMED)
+                chunks, now = chunks[keep], now[keep]
+                # A chunk's byte is free unless a live process decodes it (or waits for it a moment):
+                # a CLAIMED chunk whose byte is free lost its claimant, and is taken over.
+                mine = []
+                for c in itertools.chain(chunks[now == s.EMPTY].tolist(), chunks[now == s.CLAIMED].tolist()):
+                    if len(mine) == s.CLAIM:
+                        break
+                    if s.lock(1 + c, wait=False):
+                        mine.append(c)
+                state[mine] = s.CLAIMED
+            if not len(chunks):
+                return
+            if not mine:  # all being decoded by others: wait until one is done
+                s.lock(1 + int(chunks[0]))
+                s.unlock(1 + int(chunks[0]))
+                continue
+            done = 0
+            try:
+                for c in mine:
+                    self._publish(c, self.reader.chunk(c))
+                    done += 1
+            except BaseException:  # the chunks not decoded go back to EMPTY, for whoever asks next
+                with s.states() as state:
+                    for c in mine[done:]:
+                        if state[c] == s.CLAIMED:
+                            state[c] = s.EMPTY
+                for c in mine[done:]:
+                    s.unlock(1 + c)
+                raise
+
+    def _publish(self, c, rows):
+        """Writes chunk `c`'s decoded rows and sets it READY (OVERFLOW when its moves do not
+        fit the heap), then lets go of its byte."""
+        s, n, m = self.shared, len(rows), len(rows.moves)
+        with s.states() as state:
+            at = int(s.used[0])
+            fits = at + m <= len(s.heap)
+            if fits:
+                s.used[0] = at + m
+            else:
+                state[c] = s.OVERFLOW
+        if fits:
+            base = c * self.reader.chunk_rows
+            s.squares[base:base + n], s.side[base:base + n] = rows.squares, rows.side
+            s.castling[base:base + n], s.en_passant[base:base + n] = rows.castling, rows.en_passant
+            s.heap[at:at + m] = rows.moves
+            s.starts[base:base + n], s.counts[base:base + n] = rows.starts + at, rows.counts
+            with s.states() as state:
+                state[c] = s.READY
+        s.unlock(1 + c)
+
+
 class Dataset(torch.utils.data.Dataset):
     """Items ``(x float32 [C, 8, 8], y float32 [4096])`` of the rows ``rows`` (all by default) of
     a legalnet dataset, for the input kind ``inputs``, as ``train`` builds them.
 
     Fast under a DataLoader: it fetches a whole batch at once (``__getitems__``), decodes each
-    compressed chunk once into a cache of compact rows (``cache_bytes`` per process, about 140
-    bytes a row: 256 MiB hold 1.9 M rows), and each worker opens the file itself. With
+    compressed chunk once into a cache of compact rows (``cache_bytes``, about 140 bytes a row:
+    256 MiB hold 1.9 M rows), and each worker opens the file itself. When the whole file's rows
+    fit the cache, the cache is memory shared by the process that made the Dataset and the
+    DataLoader workers it forks, so that a chunk one worker decoded is not decoded again by
+    another (spawned workers, or a larger file, keep a cache per process). With
     ``shuffle=True`` that is fast while the rows fit the cache; for more rows, pass
     ``sampler=BlockShuffleSampler(dataset)``, which visits chunks in a shuffled order."""
 
@@ -447,9 +632,11 @@ class Dataset(torch.utils.data.Dataset):
         self.path, self.inputs, self.cache_bytes = str(path), inputs, int(cache_bytes)
         with _open(self.path) as f:
             n = len(f["positions"])
-        self.rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64).reshape(-1)
-        if len(self.rows) and (self.rows.min() < 0 or self.rows.max() >= n):
-            raise IndexError(f"{path}: rows must be in 0..{n - 1}")
+            self.rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64).reshape(-1)
+            if len(self.rows) and (self.rows.min() < 0 or self.rows.max() >= n):
+                raise IndexError(f"{path}: rows must be in 0..{n - 1}")
+            # Made here, before any DataLoader forks its workers; None: a cache per process.
+            self._shared = _SharedChunks.create(f, self.cache_bytes)
         self._cache = None  # opened lazily, in the process that reads
 
     def __len__(self):
@@ -458,7 +645,11 @@ class Dataset(torch.utils.data.Dataset):
     def _rows_of(self, indices):
         """Compact rows of the items `indices`."""
         if self._cache is None or self._cache.reader.pid != os.getpid():  # not a handle from before a fork
-            self._cache = _ChunkCache(_Reader(self.path), self.cache_bytes)
+            reader, shared = _Reader(self.path), self._shared
+            if shared is not None and (shared.rows, shared.chunk_rows) == (reader.rows, reader.chunk_rows):
+                self._cache = _SharedChunkCache(reader, shared, self.cache_bytes)
+            else:  # (a file replaced since the Dataset was made: this process's own cache)
+                self._cache = _ChunkCache(reader, self.cache_bytes)
         file_rows = self.rows[np.asarray(indices, dtype=np.int64).reshape(-1)]
         step = self._cache.slots
         parts = [self._cache.take(file_rows[i:i + step]) for i in range(0, len(file_rows), step)]
@@ -475,9 +666,9 @@ class Dataset(torch.utils.data.Dataset):
         x, y = self.batch([i])
         return x[0], y[0]
 
-    def __getstate__(self):  # DataLoader workers (spawn) open their own handle
+    def __getstate__(self):  # DataLoader workers (spawn) open their own handle and keep their own cache
         state = dict(self.__dict__)
-        state["_cache"] = None
+        state["_cache"] = state["_shared"] = None
         return state
 
 

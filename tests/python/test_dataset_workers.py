@@ -1,0 +1,156 @@
+"""legalnet.Dataset in DataLoader workers (issue 33): the decoded chunks shared by the workers of
+one Dataset, the same rows and tensors as without workers, and the ways back to a cache per
+process (spawned workers, a file larger than the cache, moves that overflow the shared heap).
+LEGALNET_BIN_DIR names the tools (gen_moves, tensorize) for a tiny dataset."""
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+import zlib
+from unittest import mock
+
+import h5py
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_package import tiny_dataset  # noqa: E402  (and legalnet on the path)
+
+import legalnet  # noqa: E402
+from legalnet import dataset  # noqa: E402
+
+S = dataset._SharedChunks
+
+
+def per_process(path, **kw):
+    """A Dataset that keeps its cache per process, as before the shared one: the reference."""
+    data = legalnet.Dataset(path, inputs="state", **kw)
+    data._shared = None
+    return data
+
+
+def epoch(data, workers, sampler=None, context=None, seed=3):
+    """One DataLoader epoch's batches (x, y), in the order the loader gives them: of the items
+    `sampler` asks for (shuffle=True with a generator seeded with `seed` when None)."""
+    generator = torch.Generator().manual_seed(seed)
+    loader = torch.utils.data.DataLoader(data, batch_size=64, shuffle=sampler is None, sampler=sampler,
+                                         generator=generator if sampler is None else None, num_workers=workers,
+                                         multiprocessing_context=context)
+    batches = list(loader)
+    return torch.cat([x for x, _ in batches]), torch.cat([y for _, y in batches])
+
+
+def claim_and_die(shared, c):
+    """A worker that claims chunk c and dies before writing it."""
+    with shared.states() as state:
+        shared.lock(1 + c, wait=False)
+        state[c] = S.CLAIMED
+    os._exit(0)
+
+
+class SharedChunks(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.TemporaryDirectory()
+        cls.path = tiny_dataset(cls.folder.name)
+        ref = per_process(cls.path)
+        cls.x, cls.y = ref.batch(np.arange(len(ref)))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.folder.cleanup()
+
+    def order(self, items=None, seed=3):
+        """A random order of the items (all of the file's by default)."""
+        return np.random.default_rng(seed).permutation(len(self.x) if items is None else items).tolist()
+
+    def test_workers_read_the_rows_the_sampler_asks_for_and_decode_each_chunk_once(self):
+        order = self.order()
+        for workers in (0, 2):
+            data = legalnet.Dataset(self.path, inputs="state")
+            self.assertIsNotNone(data._shared)
+            x, y = epoch(data, workers, sampler=order)
+            self.assertTrue(torch.equal(x, self.x[order]) and torch.equal(y, self.y[order]), workers)
+            self.assertTrue((data._shared.state == S.READY).all())
+            self.assertEqual(int(data._shared.used[0]), int(self.y.sum()))  # every chunk's moves, once
+            # The workers decoded the chunks for this process too: it reads them without decoding.
+            with mock.patch.object(dataset._Reader, "chunk", side_effect=AssertionError("decoded again")):
+                x, y = data.batch(order)
+                self.assertTrue(torch.equal(x, self.x[order]) and torch.equal(y, self.y[order]))
+                self.assertTrue(torch.equal(epoch(data, 2, sampler=order)[1], self.y[order]))  # so do the next workers
+        # shuffle=True: the same batches with and without workers, from the shared cache and from one
+        # per process.
+        self.assertTrue(torch.equal(epoch(legalnet.Dataset(self.path, inputs="state"), 2, seed=9)[1],
+                                    epoch(per_process(self.path), 0, seed=9)[1]))
+
+    def test_block_shuffle_sampler_with_workers_reads_its_rows(self):
+        for workers in (0, 2):
+            data = legalnet.Dataset(self.path, inputs="state")
+            sampler = legalnet.BlockShuffleSampler(data, block_rows=256, buffer_blocks=2, seed=4,
+                                                   workers=max(1, workers), batch_size=64)
+            order = list(legalnet.BlockShuffleSampler(data, block_rows=256, buffer_blocks=2, seed=4,
+                                                      workers=max(1, workers), batch_size=64))
+            x, y = epoch(data, workers, sampler=sampler)
+            self.assertTrue(torch.equal(x, self.x[order]) and torch.equal(y, self.y[order]), workers)
+
+    def test_spawned_workers_keep_a_cache_each(self):
+        data = legalnet.Dataset(self.path, inputs="state", rows=np.arange(600))
+        order = self.order(600)
+        x, y = epoch(data, 2, sampler=order, context="spawn")
+        self.assertTrue(torch.equal(x, self.x[order]) and torch.equal(y, self.y[order]))
+        self.assertFalse((data._shared.state == S.READY).any())  # nothing decoded into this process's memory
+
+    def test_a_file_larger_than_the_cache_keeps_a_cache_per_process(self):
+        data = legalnet.Dataset(self.path, inputs="state", cache_bytes=5 * 256 * dataset.CACHED_ROW_BYTES)
+        self.assertIsNone(data._shared)
+        order = self.order()
+        x, y = epoch(data, 2, sampler=order)
+        self.assertTrue(torch.equal(x, self.x[order]) and torch.equal(y, self.y[order]))
+
+    def test_chunks_whose_moves_overflow_the_shared_heap_are_cached_per_process(self):
+        data = legalnet.Dataset(self.path, inputs="state")
+        chunks, r = data._shared.chunks, data._shared.chunk_rows
+        fixed = len(data._shared.map) - 2 * len(data._shared.heap)
+        data._shared = S(len(data), r, fixed + 2 * int(self.y.sum()) // 2)  # room for half of the moves
+        order = self.order()
+        x, y = epoch(data, 2, sampler=order)
+        self.assertTrue(torch.equal(x, self.x[order]) and torch.equal(y, self.y[order]))
+        state = data._shared.state
+        self.assertEqual(int((state == S.READY).sum() + (state == S.OVERFLOW).sum()), chunks)
+        self.assertGreater(int((state == S.OVERFLOW).sum()), 0)
+        self.assertGreater(int((state == S.READY).sum()), 0)
+        x, y = data.batch(order)
+        self.assertTrue(torch.equal(x, self.x[order]) and torch.equal(y, self.y[order]))
+
+    def test_a_chunk_whose_claimant_died_is_decoded_by_the_next_process(self):
+        data = legalnet.Dataset(self.path, inputs="state")
+        worker = multiprocessing.get_context("fork").Process(target=claim_and_die, args=(data._shared, 1))
+        worker.start()
+        worker.join(60)
+        self.assertEqual(worker.exitcode, 0)
+        self.assertEqual(int(data._shared.state[1]), S.CLAIMED)
+        x, y = data.batch(np.arange(len(data)))
+        self.assertTrue(torch.equal(x, self.x) and torch.equal(y, self.y))
+        self.assertTrue((data._shared.state == S.READY).all())
+
+    def test_a_bad_chunk_is_refused_by_every_process_that_asks_for_it(self):
+        path = os.path.join(self.folder.name, "bad.h5")
+        shutil.copy(self.path, path)
+        with h5py.File(path, "r+") as f:
+            f["legal_moves"].id.write_direct_chunk((256, 0), zlib.compress(bytes(100)))
+        data = legalnet.Dataset(path, inputs="state")
+        self.assertTrue(torch.equal(data.batch([0, 1])[1], self.y[[0, 1]]))
+        for _ in range(2):  # not left claimed, nor cached: refused again
+            with self.assertRaisesRegex(ValueError, f"^{path}: the chunk at row 256 of 'legal_moves' does not inflate"):
+                data.batch([0, 300])
+            self.assertEqual(int(data._shared.state[1]), S.EMPTY)
+        self.assertEqual(int(data._shared.state[0]), S.READY)
+        loader = torch.utils.data.DataLoader(data, batch_size=64, num_workers=2)
+        with self.assertRaisesRegex(ValueError, "the chunk at row 256 of 'legal_moves' does not inflate"):
+            list(loader)
+
+
+if __name__ == "__main__":
+    unittest.main()
