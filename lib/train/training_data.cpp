@@ -45,8 +45,8 @@ void CompactPositions::append_row(const CompactPositions& o, size_t r) {
   rare.push_back(o.rare[r]);
 }
 
-void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset, int max_ply,
-               const std::function<bool(int64_t game)>& keep_game, CompactPositions& out) {
+void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset,
+               int position_ply_limit, const std::function<bool(int64_t game)>& keep_game, CompactPositions& out) {
   thread_local std::vector<int8_t> planes;
   planes.resize(count * encode::POSITION_SIZE);
   reader.read_positions(start, count, planes.data());
@@ -55,7 +55,7 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
   const auto castling = reader.read_row_column(data::CASTLING, start, count);
   const auto en_passant = reader.read_row_column(data::EN_PASSANT, start, count);
   for (uint64_t i = 0; i < count; ++i) {
-    if (max_ply >= 0 && plies[i] > max_ply) continue;
+    if (!within_ply_limit(plies[i], position_ply_limit)) continue;
     if (keep_game && !keep_game(game_offset + games[i])) continue;
     const int8_t* p = &planes[i * encode::POSITION_SIZE];
     const auto bad_row = [&](const std::string& what) {
@@ -104,7 +104,7 @@ CompactPositions load_positions(const std::vector<std::string>& paths, const Loa
   uint64_t done = 0;
   data::for_each_row_slice(paths, [&](const data::RowSlice& s) {
     if (options.max_rows && out.size() >= options.max_rows) return false;
-    read_rows(s.reader, s.start, s.count, s.game_offset, options.max_ply, {}, out);
+    read_rows(s.reader, s.start, s.count, s.game_offset, options.position_ply_limit, {}, out);
     done += s.count;
     progress.update(done);
     return true;
