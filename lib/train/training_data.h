@@ -62,9 +62,8 @@ struct LoadOptions {
 
 // Appends rows [start, start + count) of `reader` to `out`: those within the ply limit whose
 // game, numbered from `game_offset`, passes `keep_game` (if given).
-// Throws legalnet::Error naming the file and row for a value that would be used as an index
-// out of range (a plane value other than -1, 0, +1, castling bits above 15, an en-passant
-// square off the board), before it is used.
+// Each row is checked by the one row decoder (data::RowBlock::position), which throws
+// legalnet::Error naming the file and row before a bad value is used.
 void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset,
                int position_ply_limit, const std::function<bool(int64_t game)>& keep_game, CompactPositions& out);
 
