@@ -2,6 +2,7 @@
 // with FEN input/output and make/unmake of moves.
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,13 @@ class Position {
   // python-chess and chessops read them (FEN tags of studies carry such void rights); their
   // letters are appended to *dropped.
   Position(std::string_view fen, std::string* dropped);
+
+  // A position from its parts, checked as a FEN is, with the same messages (each names the
+  // field of the FEN these parts would make): board[s] the piece on square s, the castling
+  // rights (CastlingRights bits), the en-passant square (SQ_NONE for none) and the counters
+  // (not negative). How a dataset row becomes a position, without FEN text.
+  static Position from_parts(const std::array<Piece, SQUARE_NB>& board, Color side, uint8_t castling, Square ep,
+                             int halfmove_clock, int fullmove_number);
 
   // FEN output. The en-passant field is set only when an en-passant capture is legal,
   // as python-chess and Stockfish write it.
@@ -82,7 +90,16 @@ class Position {
   void put_piece(Piece p, Square s);
   void remove_piece(Square s);
   void move_piece(Square from, Square to);
+  // Setting up (position_setup.cpp): an empty board, the checks FEN input and from_parts
+  // share, in the order FEN's fields come.
+  struct Empty {};
+  explicit Position(Empty);
   void set_fen(std::string_view fen, std::string* dropped_castling);
+  void clear_board();
+  void check_placement() const;            // one king each, no pawn on the first or last rank
+  bool castling_right_holds(int bit) const;  // the king and the rook of CastlingRights bit `bit` at home
+  void check_ep_square(Square ep) const;   // behind a pawn of the side not to move that just double-pushed
+  void finish_setup(uint8_t castling, Square ep, int rule50, int fullmove);
   // The en-passant target after a double push to `to` by the side not to move, if a capture
   // there is legal; SQ_NONE otherwise.
   Square legal_ep_target(Square to) const;
@@ -95,6 +112,30 @@ class Position {
   int game_ply_ = 0;  // plies since the start of the game, from the FEN's fullmove number
   std::vector<StateInfo> states_;
 };
+
+// The placement field of a FEN (rank 8 first, a digit for each run of empty squares) from
+// letter_at(square), a piece letter or '\0' for an empty square: the one FEN board writer
+// (Position::fen and the random placements of games/placement.cpp).
+template <class LetterAt>
+std::string fen_placement(LetterAt letter_at) {
+  std::string s;
+  for (int rank = 7; rank >= 0; --rank) {
+    int empty = 0;
+    for (int file = 0; file < 8; ++file) {
+      const char c = letter_at(make_square(file, rank));
+      if (!c) {
+        ++empty;
+        continue;
+      }
+      if (empty) s += char('0' + empty);
+      empty = 0;
+      s += c;
+    }
+    if (empty) s += char('0' + empty);
+    if (rank) s += '/';
+  }
+  return s;
+}
 
 namespace zobrist {
 extern uint64_t psq[PIECE_NB][SQUARE_NB];

@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdint>
+#include <iterator>
+#include <type_traits>
 
 #include "encode/encode.h"
 
@@ -35,9 +37,39 @@ constexpr const char* GAME_SOURCE_LINE = "source_line";    // int64 line of the 
 constexpr const char* GAME_RESULT = "result";              // int8  1 white won, 0 draw, -1 black won, -2 unknown (*)
 constexpr const char* GAME_TERMINATION = "termination";    // int8  rules-based ending of the final position
 
-// The columns as tables that the writer, the reader and merge go through: name, element type
-// and the dimensions after the row count (0 ends them).
+// The columns as tables that the writer, the reader, merge and the row decoder go through:
+// name, element type and the dimensions after the row count (0 ends them). Code names a
+// column by its place in the table (RowColumn, GameColumn), never by a member of its own.
 enum class Element : uint8_t { INT8, UINT8, INT16, INT32, INT64 };
+
+// The element types: the one table of their names, sizes and signs (HDF5's native types are
+// matched to them in data/h5.cpp).
+struct ElementTraits {
+  const char* name;
+  int bytes;
+  bool is_signed;
+};
+inline constexpr ElementTraits ELEMENTS[] = {
+    {"int8", 1, true}, {"uint8", 1, false}, {"int16", 2, true}, {"int32", 4, true}, {"int64", 8, true}};
+constexpr const ElementTraits& traits(Element e) { return ELEMENTS[size_t(e)]; }
+
+// The element type of a C++ integer type.
+template <class T>
+constexpr Element element_of() {
+  if constexpr (std::is_same_v<T, int8_t>)
+    return Element::INT8;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return Element::UINT8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return Element::INT16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return Element::INT32;
+  else {
+    static_assert(std::is_same_v<T, int64_t>, "not an element type of the format");
+    return Element::INT64;
+  }
+}
+
 struct ColumnSpec {
   const char* name;
   Element element;
@@ -46,8 +78,21 @@ struct ColumnSpec {
   constexpr int elements_per_row() const {
     return (tail[0] ? tail[0] : 1) * (tail[1] ? tail[1] : 1) * (tail[2] ? tail[2] : 1);
   }
+  constexpr int row_bytes() const { return elements_per_row() * traits(element).bytes; }
 };
 
+enum class RowColumn : uint8_t {
+  POSITIONS,
+  LEGAL_MOVES,
+  PLAYED_MOVE,
+  PLAYED_PROMOTION,
+  GAME,
+  PLY,
+  CASTLING,
+  EN_PASSANT,
+  HALFMOVE_CLOCK,
+  FULLMOVE_NUMBER,
+};
 inline constexpr ColumnSpec ROW_COLUMNS[] = {
     {POSITIONS, Element::INT8, {encode::PLANES, 8, 8}},
     {LEGAL_MOVES, Element::UINT8, {encode::MOVE_INDICES}},
@@ -60,13 +105,32 @@ inline constexpr ColumnSpec ROW_COLUMNS[] = {
     {HALFMOVE_CLOCK, Element::INT32, {}},
     {FULLMOVE_NUMBER, Element::INT32, {}},
 };
+constexpr size_t ROW_COLUMN_COUNT = std::size(ROW_COLUMNS);
+constexpr const ColumnSpec& spec(RowColumn c) { return ROW_COLUMNS[size_t(c)]; }
 
+enum class GameColumn : uint8_t { FIRST_ROW, NUM_ROWS, PLIES, SOURCE, SOURCE_NUMBER, SOURCE_LINE, RESULT, TERMINATION };
 inline constexpr ColumnSpec GAME_COLUMNS[] = {
     {GAME_FIRST_ROW, Element::INT64, {}},     {GAME_NUM_ROWS, Element::INT32, {}},
     {GAME_PLIES, Element::INT32, {}},         {GAME_SOURCE, Element::INT32, {}},
     {GAME_SOURCE_NUMBER, Element::INT64, {}}, {GAME_SOURCE_LINE, Element::INT64, {}},
     {GAME_RESULT, Element::INT8, {}},         {GAME_TERMINATION, Element::INT8, {}},
 };
+constexpr size_t GAME_COLUMN_COUNT = std::size(GAME_COLUMNS);
+constexpr const ColumnSpec& spec(GameColumn c) { return GAME_COLUMNS[size_t(c)]; }
+
+// The enums name the tables' entries in order.
+static_assert(spec(RowColumn::POSITIONS).name == POSITIONS && spec(RowColumn::LEGAL_MOVES).name == LEGAL_MOVES &&
+              spec(RowColumn::PLAYED_MOVE).name == PLAYED_MOVE &&
+              spec(RowColumn::PLAYED_PROMOTION).name == PLAYED_PROMOTION && spec(RowColumn::GAME).name == GAME &&
+              spec(RowColumn::PLY).name == PLY && spec(RowColumn::CASTLING).name == CASTLING &&
+              spec(RowColumn::EN_PASSANT).name == EN_PASSANT &&
+              spec(RowColumn::HALFMOVE_CLOCK).name == HALFMOVE_CLOCK &&
+              spec(RowColumn::FULLMOVE_NUMBER).name == FULLMOVE_NUMBER && ROW_COLUMN_COUNT == 10);
+static_assert(spec(GameColumn::FIRST_ROW).name == GAME_FIRST_ROW && spec(GameColumn::NUM_ROWS).name == GAME_NUM_ROWS &&
+              spec(GameColumn::PLIES).name == GAME_PLIES && spec(GameColumn::SOURCE).name == GAME_SOURCE &&
+              spec(GameColumn::SOURCE_NUMBER).name == GAME_SOURCE_NUMBER &&
+              spec(GameColumn::SOURCE_LINE).name == GAME_SOURCE_LINE && spec(GameColumn::RESULT).name == GAME_RESULT &&
+              spec(GameColumn::TERMINATION).name == GAME_TERMINATION && GAME_COLUMN_COUNT == 8);
 
 // Rows per chunk of the two large datasets (measured in docs/benchmarks.md): small enough that
 // one chunk of legal_moves (1 MiB raw) fits HDF5's default 1 MiB chunk cache for random reads,

@@ -24,18 +24,58 @@ struct Source {
   std::vector<std::string> sources;
 };
 
-struct Shape {
-  const char* name;
-  hid_t type;
-};
+// Copies a row column of every shard into one real dataset, a slice at a time.
+void copy_column(hid_t file, const ColumnSpec& column, const std::vector<Source>& sources, uint64_t rows,
+                 const std::string& out) {
+  h5::Handle ds =
+      h5::create_column(file, column, rows, column.tail_rank() ? ROWS_PER_CHUNK : ROWS_PER_COLUMN_CHUNK, out);
+  std::vector<char> buffer;
+  for (const Source& s : sources) {
+    h5::Handle src_file = h5::open_file(s.path);
+    h5::Handle src = h5::open_dataset(src_file, column.name, s.path, column.name);
+    constexpr uint64_t SLICE = 16384;
+    for (uint64_t first = 0; first < s.rows; first += SLICE) {
+      const uint64_t count = std::min(SLICE, s.rows - first);
+      buffer.resize(count * size_t(column.row_bytes()));
+      h5::read_rows(src, column.element, first, count, buffer.data(), s.path, column.name);
+      h5::write_rows(ds, column.element, s.first_row + first, count, buffer.data(), out, column.name);
+    }
+  }
+}
 
-void write_rows(hid_t dataset, hid_t type, uint64_t first, uint64_t count, const void* data, const std::string& path,
-                const char* name) {
-  if (count == 0) return;
-  h5::Handle file_space(h5::check(H5Dget_space(dataset), path, name));
-  const std::vector<hsize_t> counts = h5::select_rows(file_space, first, count, path, name);
-  h5::Handle mem(h5::check(H5Screate_simple(int(counts.size()), counts.data(), nullptr), path, name));
-  h5::check_status(H5Dwrite(dataset, type, mem, file_space, H5P_DEFAULT, data), path, std::string("write ") + name);
+// The game column and the games table hold indices, offset per shard: they are rewritten
+// (small: 8 bytes a row, about 45 a game). Returns the group games, left open until the file
+// closes, as the writer leaves it.
+h5::Handle write_game_columns(hid_t file, const std::vector<Source>& sources, const MergeSummary& total,
+                              const std::string& out) {
+  {
+    h5::Handle game = h5::create_column(file, spec(RowColumn::GAME), total.positions, ROWS_PER_COLUMN_CHUNK, out);
+    for (const Source& s : sources) {
+      const DatasetReader reader(s.path);
+      constexpr uint64_t SLICE = 1 << 20;
+      for (uint64_t first = 0; first < s.rows; first += SLICE) {
+        auto values = reader.read_row_column(GAME, first, std::min(SLICE, s.rows - first));
+        for (auto& v : values) v += int64_t(s.first_game);
+        h5::write_rows(game, Element::INT64, s.first_row + first, values.size(), values.data(), out, GAME);
+      }
+    }
+  }
+  h5::Handle group = h5::create_group(file, GAMES_GROUP, out);
+  // Stored types as in dataset_format.h; values pass through int64 in memory.
+  for (const ColumnSpec& spec : GAME_COLUMNS) {
+    const char* name = spec.name;
+    h5::Handle ds = h5::create_column(group, spec, total.games, GAMES_PER_CHUNK, out);
+    const std::string column = name;
+    for (const Source& s : sources) {
+      auto values = DatasetReader(s.path).read_game_column(name);
+      const int64_t offset = column == GAME_FIRST_ROW ? int64_t(s.first_row)
+                             : column == GAME_SOURCE  ? s.first_source
+                                                      : 0;
+      for (auto& v : values) v += offset;
+      h5::write_rows(ds, Element::INT64, s.first_game, values.size(), values.data(), out, name);
+    }
+  }
+  return group;
 }
 
 }  // namespace
@@ -97,90 +137,25 @@ MergeSummary merge_datasets(const MergeOptions& o) {
 
   AtomicPath atomic(o.out);
   // Made new, never through a link planted under the temporary's name (see DatasetWriter).
-  h5::Handle file(h5::check(H5Fcreate(atomic.created_name().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), o.out,
-                            "cannot create '" + atomic.temp() + "'"));
+  h5::Handle file = h5::create_file(atomic.created_name(), o.out, atomic.temp());
 
   // Per-row arrays: virtual (each shard's dataset mapped into its block of rows) or copied.
   // (The game column holds indices into the games table, offset per shard: rewritten below.)
   for (const ColumnSpec& column : ROW_COLUMNS) {
-    if (column.name == std::string(GAME)) continue;
-    const Shape shape{column.name, h5::native_type(column.element)};
-    const std::vector<hsize_t> dims = h5::column_dims(column, total.positions);
+    if (&column == &spec(RowColumn::GAME)) continue;
     if (o.copy) {
-      h5::Handle ds = h5::create_column(file, column, total.positions,
-                                        column.tail_rank() ? ROWS_PER_CHUNK : ROWS_PER_COLUMN_CHUNK, o.out);
-      const size_t row_bytes = H5Tget_size(shape.type) * size_t(column.elements_per_row());
-      std::vector<char> buffer;
-      for (const Source& s : sources) {
-        h5::Handle src_file(h5::check(H5Fopen(s.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), s.path, "open"));
-        h5::Handle src(h5::check(H5Dopen2(src_file, shape.name, H5P_DEFAULT), s.path, shape.name));
-        constexpr uint64_t SLICE = 16384;
-        for (uint64_t first = 0; first < s.rows; first += SLICE) {
-          const uint64_t count = std::min(SLICE, s.rows - first);
-          buffer.resize(count * row_bytes);
-          h5::Handle src_space(h5::check(H5Dget_space(src), s.path, shape.name));
-          const std::vector<hsize_t> counts = h5::select_rows(src_space, first, count, s.path, shape.name);
-          h5::Handle mem(h5::check(H5Screate_simple(int(counts.size()), counts.data(), nullptr), s.path, shape.name));
-          h5::check_status(H5Dread(src, shape.type, mem, src_space, H5P_DEFAULT, buffer.data()), s.path,
-                           std::string("read ") + shape.name);
-          write_rows(ds, shape.type, s.first_row + first, count, buffer.data(), o.out, shape.name);
-        }
-      }
+      copy_column(file, column, sources, total.positions, o.out);
       continue;
     }
-    h5::Handle space(h5::check(H5Screate_simple(int(dims.size()), dims.data(), nullptr), o.out, shape.name));
-    h5::Handle dcpl(h5::check(H5Pcreate(H5P_DATASET_CREATE), o.out, shape.name));
-    h5::check_status(H5Pset_obj_track_times(dcpl, false), o.out, shape.name);
-    for (const Source& s : sources) {
-      if (s.rows == 0) continue;
-      const std::vector<hsize_t> src_dims = h5::select_rows(space, s.first_row, s.rows, o.out, shape.name);
-      h5::Handle src_space(
-          h5::check(H5Screate_simple(int(src_dims.size()), src_dims.data(), nullptr), o.out, shape.name));
-      h5::check_status(H5Pset_virtual(dcpl, space, s.relative.c_str(), shape.name, src_space), o.out,
-                       std::string("map ") + shape.name + " of " + s.path);
-    }
-    H5Sselect_all(space);
-    h5::Handle ds(h5::check(H5Dcreate2(file, shape.name, shape.type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), o.out,
-                            std::string("create virtual dataset ") + shape.name));
+    std::vector<h5::VirtualBlock> blocks;
+    for (const Source& s : sources) blocks.push_back({s.relative, s.path, s.first_row, s.rows});
+    h5::create_virtual_column(file, column, total.positions, blocks, o.out);
   }
 
-  // The game column and the games table hold indices, offset per shard: they are rewritten
-  // (small: 8 bytes a row, about 45 a game).
-  {
-    const ColumnSpec& spec = *std::find_if(std::begin(ROW_COLUMNS), std::end(ROW_COLUMNS),
-                                           [](const ColumnSpec& c) { return c.name == std::string_view(GAME); });
-    h5::Handle game = h5::create_column(file, spec, total.positions, ROWS_PER_COLUMN_CHUNK, o.out);
-    for (const Source& s : sources) {
-      const DatasetReader reader(s.path);
-      constexpr uint64_t SLICE = 1 << 20;
-      for (uint64_t first = 0; first < s.rows; first += SLICE) {
-        auto values = reader.read_row_column(GAME, first, std::min(SLICE, s.rows - first));
-        for (auto& v : values) v += int64_t(s.first_game);
-        write_rows(game, H5T_NATIVE_INT64, s.first_row + first, values.size(), values.data(), o.out, GAME);
-      }
-    }
-  }
-  h5::Handle gcpl(h5::check(H5Pcreate(H5P_GROUP_CREATE), o.out, "group properties"));
-  h5::check_status(H5Pset_obj_track_times(gcpl, false), o.out, "group properties");
-  h5::Handle group(
-      h5::check(H5Gcreate2(file, GAMES_GROUP, H5P_DEFAULT, gcpl, H5P_DEFAULT), o.out, "create group games"));
-  // Stored types as in dataset_format.h; values pass through int64 in memory.
-  for (const ColumnSpec& spec : GAME_COLUMNS) {
-    const char* name = spec.name;
-    h5::Handle ds = h5::create_column(group, spec, total.games, GAMES_PER_CHUNK, o.out);
-    const std::string column = name;
-    for (const Source& s : sources) {
-      auto values = DatasetReader(s.path).read_game_column(name);
-      const int64_t offset = column == GAME_FIRST_ROW ? int64_t(s.first_row)
-                             : column == GAME_SOURCE  ? s.first_source
-                                                      : 0;
-      for (auto& v : values) v += offset;
-      write_rows(ds, H5T_NATIVE_INT64, s.first_game, values.size(), values.data(), o.out, name);
-    }
-  }
+  h5::Handle group = write_game_columns(file, sources, total, o.out);
   write_dataset_attributes(file, provenance, total.positions, total.games, o.out);
   group.reset();
-  h5::check_status(H5Fclose(file.release()), o.out, "close");
+  h5::close_file(file, o.out);
   atomic.commit();
   return total;
 }

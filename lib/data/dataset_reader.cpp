@@ -9,6 +9,7 @@
 
 #include "data/dataset_format.h"
 #include "data/h5.h"
+#include "data/row_block.h"
 #include "encode/encode.h"
 #include "util/text.h"
 
@@ -27,17 +28,13 @@ constexpr uint64_t MAX_DEFLATE_RATIO = 1032;
 void check_stored_size(hid_t ds, hid_t dcpl, uint64_t raw_bytes, const std::string& file, const std::string& where) {
   const std::string at = file + ": dataset '" + where + "' ";
   bool deflated = false;
-  const int filters = H5Pget_nfilters(dcpl);
-  for (int i = 0; i < filters; ++i) {
-    unsigned flags = 0;
-    size_t values = 0;
-    const H5Z_filter_t id = H5Pget_filter2(dcpl, unsigned(i), &flags, &values, nullptr, 0, nullptr, nullptr);
+  for (const H5Z_filter_t id : h5::filters(dcpl)) {
     if (id == H5Z_FILTER_DEFLATE) deflated = true;
     else if (id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32)
       throw Error(at + "is stored through HDF5 filter " + std::to_string(int(id)) +
                   ", which this reader does not take (gzip and shuffle only)");
   }
-  const uint64_t stored = H5Dget_storage_size(ds);
+  const uint64_t stored = h5::storage_size(ds);
   struct stat st{};
   const uint64_t file_bytes = ::stat(file.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
   const uint64_t most = deflated ? stored * MAX_DEFLATE_RATIO : stored;
@@ -50,13 +47,13 @@ void check_stored_size(hid_t ds, hid_t dcpl, uint64_t raw_bytes, const std::stri
 // Only a hard link, to an object of this file: HDF5 would follow a soft link to another name
 // and an external link into another file (any file on the machine, or a FIFO that never ends).
 void check_hard_link(hid_t parent, const char* name, const std::string& file, const std::string& what) {
-  H5L_info_t info{};
-  if (H5Lget_info(parent, name, &info, H5P_DEFAULT) < 0) throw Error(file + ": " + what + " cannot be read");
-  if (info.type == H5L_TYPE_HARD) return;
+  const H5L_type_t type = h5::link_type(parent, name);
+  if (type == H5L_TYPE_ERROR) throw Error(file + ": " + what + " cannot be read");
+  if (type == H5L_TYPE_HARD) return;
   throw Error(file + ": " + what + " is " +
-              (info.type == H5L_TYPE_EXTERNAL ? std::string("an external link (into another file)")
-               : info.type == H5L_TYPE_SOFT   ? std::string("a soft link (to another name)")
-                                              : "a user-defined link") +
+              (type == H5L_TYPE_EXTERNAL ? std::string("an external link (into another file)")
+               : type == H5L_TYPE_SOFT   ? std::string("a soft link (to another name)")
+                                         : "a user-defined link") +
               "; only the file's own datasets are read");
 }
 
@@ -79,16 +76,13 @@ struct DatasetReader::Impl {
   // Opens a dataset and checks type and shape; returns its first dimension.
   hsize_t open_checked(hid_t parent, const std::string& prefix, const ColumnSpec& e) {
     const std::string where = prefix + e.name;
-    if (H5Lexists(parent, e.name, H5P_DEFAULT) <= 0) throw Error(path + ": dataset '" + where + "' is missing");
+    if (!h5::has_link(parent, e.name)) throw Error(path + ": dataset '" + where + "' is missing");
     check_hard_link(parent, e.name, path, "dataset '" + where + "'");
-    h5::Handle ds(h5::check(H5Dopen2(parent, e.name, H5P_DEFAULT), path, "open dataset " + where));
-    h5::Handle type(h5::check(H5Dget_type(ds), path, where));
+    h5::Handle ds = h5::open_dataset(parent, e.name, path, "open dataset " + where);
+    h5::Handle type = h5::dataset_type(ds, path, where);
     if (!h5::stored_as(type, e.element))
       throw Error(path + ": dataset '" + where + "' has the wrong type (expected " + h5::element_name(e.element) + ")");
-    h5::Handle space(h5::check(H5Dget_space(ds), path, where));
-    const int rank = H5Sget_simple_extent_ndims(space);
-    std::vector<hsize_t> dims(size_t(std::max(rank, 0)));
-    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+    const std::vector<hsize_t> dims = h5::dims(h5::dataset_space(ds, path, where));
     if (dims.size() != size_t(e.tail_rank()) + 1 || !std::equal(dims.begin() + 1, dims.end(), e.tail.begin())) {
       std::string expected = "(N";
       for (int i = 0; i < e.tail_rank(); ++i) expected += ", " + std::to_string(e.tail[size_t(i)]);
@@ -104,11 +98,11 @@ struct DatasetReader::Impl {
   // read an external raw file (any file on the machine, or a FIFO that never ends) or any
   // virtual source as data, and a virtual source that is missing or shorter as zeros.
   void check_storage(hid_t ds, const std::string& where, const ColumnSpec& e, hsize_t rows) {
-    h5::Handle dcpl(h5::check(H5Dget_create_plist(ds), path, where));
+    h5::Handle dcpl = h5::creation_properties(ds, path, where);
     const std::string at = path + ": dataset '" + where + "' ";
-    const int external = H5Pget_external_count(dcpl);
-    if (external != 0) throw Error(at + "keeps its values in an external file; only data inside the file is read");
-    const H5D_layout_t layout = H5Pget_layout(dcpl);
+    if (h5::external_count(dcpl) != 0)
+      throw Error(at + "keeps its values in an external file; only data inside the file is read");
+    const H5D_layout_t layout = h5::layout(dcpl);
     if (layout == H5D_CONTIGUOUS || layout == H5D_CHUNKED || layout == H5D_COMPACT) {
       check_stored_size(ds, dcpl, raw_bytes(e, rows), path, where);
       return;
@@ -125,8 +119,7 @@ struct DatasetReader::Impl {
   // shard's column of the same name, each shard a regular file holding a legalnet dataset
   // whose column is stored in the shard itself.
   void check_virtual_sources(hid_t dcpl, const std::string& name, const ColumnSpec& e, hsize_t rows) {
-    size_t count = 0;
-    h5::check_status(H5Pget_virtual_count(dcpl, &count), path, name);
+    const size_t count = h5::virtual_count(dcpl, path, name);
     const std::string at = path + ": dataset '" + name + "' ";
     // HDF5 looks for a relative source under $HDF5_VDS_PREFIX before the file's own folder,
     // and the variable outranks any prefix set on an access list: the shards checked here
@@ -138,8 +131,8 @@ struct DatasetReader::Impl {
     hsize_t next_row = 0;
     const hsize_t per_row = hsize_t(e.elements_per_row());
     for (size_t i = 0; i < count; ++i) {
-      const std::string source = virtual_string(H5Pget_virtual_filename, dcpl, i, name);
-      const std::string source_name = virtual_string(H5Pget_virtual_dsetname, dcpl, i, name);
+      const h5::VirtualMapping mapping = h5::virtual_mapping(dcpl, i, path, name);
+      const std::string &source = mapping.file, &source_name = mapping.dataset;
       const std::string joined_from = at + "is joined from '" + printable(source) + "'";
       // HDF5 reads '%b' in a source name as the joined file's own name; merge writes no pattern.
       if (source.empty() || source.find('%') != std::string::npos)
@@ -149,12 +142,10 @@ struct DatasetReader::Impl {
       if (source_name != name)
         throw Error(joined_from + " (its dataset '" + printable(source_name) + "', not '" + name + "')");
       // The rows it fills: the next block, every trailing dimension whole.
-      h5::Handle vspace(h5::check(H5Pget_virtual_vspace(dcpl, i), path, name));
-      const hsize_t mapped = block_rows(vspace, next_row, per_row);
+      const hsize_t mapped = block_rows(mapping.vspace, next_row, per_row);
       if (mapped == 0) throw Error(at + "does not map its rows shard after shard, as merge does");
-      h5::Handle srcspace(h5::check(H5Pget_virtual_srcspace(dcpl, i), path, name));
       // (A selection of all of the source is stored without its extent, known once it is opened.)
-      if (H5Sget_select_type(srcspace) != H5S_SEL_ALL && block_rows(srcspace, 0, per_row) != mapped)
+      if (!h5::selects_all(mapping.srcspace) && block_rows(mapping.srcspace, 0, per_row) != mapped)
         throw Error(joined_from + ", not all of its rows in order, as merge maps them");
       const std::filesystem::path resolved =
           std::filesystem::path(source).is_absolute() ? std::filesystem::path(source) : dir / source;
@@ -168,21 +159,16 @@ struct DatasetReader::Impl {
   // The rows [first, first + n) a selection covers when it is one block starting at `first`
   // with whole rows of `per_row` elements; 0 otherwise.
   hsize_t block_rows(hid_t space, hsize_t first, hsize_t per_row) const {
-    const int rank = H5Sget_simple_extent_ndims(space);
-    const hssize_t points = H5Sget_select_npoints(space);
-    if (rank < 1 || points <= 0 || hsize_t(points) % per_row) return 0;
-    const auto n_dims = static_cast<size_t>(rank);
-    std::vector<hsize_t> start(n_dims), end(n_dims), dims(n_dims);
-    if (H5Sget_select_bounds(space, start.data(), end.data()) < 0) return 0;
-    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-    const hsize_t n = hsize_t(points) / per_row;
-    if (start[0] != first || end[0] + 1 != first + n) return 0;
+    h5::Selection sel;
+    if (!h5::selection(space, sel) || sel.points % per_row) return 0;
+    const hsize_t n = sel.points / per_row;
+    if (sel.start[0] != first || sel.end[0] + 1 != first + n) return 0;
     hsize_t box = n;
-    for (int d = 1; d < rank; ++d) {
-      if (start[size_t(d)] != 0 || end[size_t(d)] + 1 != dims[size_t(d)]) return 0;
-      box *= dims[size_t(d)];
+    for (size_t d = 1; d < sel.dims.size(); ++d) {
+      if (sel.start[d] != 0 || sel.end[d] + 1 != sel.dims[d]) return 0;
+      box *= sel.dims[d];
     }
-    return box == hsize_t(points) ? n : 0;  // a box with every point selected
+    return box == sel.points ? n : 0;  // a box with every point selected
   }
 
   // A shard a virtual column reads: a regular file (a FIFO would hang HDF5), not this file,
@@ -195,42 +181,32 @@ struct DatasetReader::Impl {
     if (!S_ISREG(shard.st_mode)) throw Error(joined_from + ", which is not a regular file");
     if (::stat(path.c_str(), &self) == 0 && self.st_dev == shard.st_dev && self.st_ino == shard.st_ino)
       throw Error(joined_from + ", which is this file itself");
-    h5::Handle src(H5Fopen(resolved.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    h5::Handle src = h5::try_open_file(resolved.string());
     const std::string stale = joined_from + ", which no longer holds the rows it was joined with (re-run merge)";
     if (!src.valid() || !h5::has_attribute(src, "format") ||
         h5::read_string_attribute(src, "format", source) != FORMAT_NAME)
       throw Error(joined_from + ", which is not a legalnet dataset");
-    if (!h5::has_attribute(src, "num_positions") || uint64_t(h5::read_int_attribute(src, "num_positions", source)) != rows ||
-        H5Lexists(src, e.name, H5P_DEFAULT) <= 0)
+    if (!h5::has_attribute(src, "num_positions") ||
+        uint64_t(h5::read_int_attribute(src, "num_positions", source)) != rows || !h5::has_link(src, e.name))
       throw Error(stale);
-    if (H5L_info_t link{}; H5Lget_info(src, e.name, &link, H5P_DEFAULT) < 0 || link.type != H5L_TYPE_HARD)
+    if (h5::link_type(src, e.name) != H5L_TYPE_HARD)
       throw Error(joined_from + ", whose '" + name + "' is not stored in that file itself");
-    h5::Handle ds(h5::check(H5Dopen2(src, e.name, H5P_DEFAULT), source, "open dataset " + name));
-    h5::Handle dcpl(h5::check(H5Dget_create_plist(ds), source, name));
-    const H5D_layout_t layout = H5Pget_layout(dcpl);
-    if (H5Pget_external_count(dcpl) != 0 || (layout != H5D_CONTIGUOUS && layout != H5D_CHUNKED && layout != H5D_COMPACT))
+    h5::Handle ds = h5::open_dataset(src, e.name, source, "open dataset " + name);
+    h5::Handle dcpl = h5::creation_properties(ds, source, name);
+    const H5D_layout_t layout = h5::layout(dcpl);
+    if (h5::external_count(dcpl) != 0 || (layout != H5D_CONTIGUOUS && layout != H5D_CHUNKED && layout != H5D_COMPACT))
       throw Error(joined_from + ", whose '" + name + "' is not stored in that file itself");
     check_stored_size(ds, dcpl, raw_bytes(e, rows), resolved.string(), name);
-    h5::Handle type(h5::check(H5Dget_type(ds), source, name));
-    h5::Handle space(h5::check(H5Dget_space(ds), source, name));
-    if (!h5::stored_as(type, e.element) || H5Sget_simple_extent_ndims(space) != e.tail_rank() + 1 ||
-        hsize_t(H5Sget_simple_extent_npoints(space)) != rows * hsize_t(e.elements_per_row()))
+    h5::Handle type = h5::dataset_type(ds, source, name);
+    h5::Handle space = h5::dataset_space(ds, source, name);
+    if (!h5::stored_as(type, e.element) || h5::dims(space).size() != size_t(e.tail_rank()) + 1 ||
+        h5::points(space) != rows * hsize_t(e.elements_per_row()))
       throw Error(stale);
-  }
-
-  // One of a virtual mapping's names (H5Pget_virtual_filename or _dsetname).
-  std::string virtual_string(ssize_t (*get)(hid_t, size_t, char*, size_t), hid_t dcpl, size_t i,
-                             const std::string& name) const {
-    const ssize_t length = get(dcpl, i, nullptr, 0);
-    if (length < 0) throw Error(path + ": dataset '" + name + "': cannot read its virtual mapping");
-    std::string value(size_t(length), '\0');
-    get(dcpl, i, value.data(), value.size() + 1);
-    return value;
   }
 
   // The bytes of values `rows` rows of a column hold (at most 2^64: dimensions are 64-bit).
   static uint64_t raw_bytes(const ColumnSpec& e, hsize_t rows) {
-    const uint64_t per_row = uint64_t(e.elements_per_row()) * H5Tget_size(h5::native_type(e.element));
+    const uint64_t per_row = uint64_t(e.row_bytes());
     return rows > UINT64_MAX / per_row ? UINT64_MAX : rows * per_row;
   }
 
@@ -240,24 +216,8 @@ struct DatasetReader::Impl {
     return it->second;
   }
 
-  void read_slab(const std::string& name, hid_t mem_type, uint64_t start, uint64_t count, void* out) const {
-    const hid_t ds = dataset(name);
-    h5::Handle file_space(h5::check(H5Dget_space(ds), path, name));
-    hsize_t rows = 0;
-    if (H5Sget_simple_extent_ndims(file_space) >= 1) {
-      std::vector<hsize_t> dims(size_t(H5Sget_simple_extent_ndims(file_space)));
-      H5Sget_simple_extent_dims(file_space, dims.data(), nullptr);
-      rows = dims[0];
-    }
-    if (start + count > rows)
-      throw Error(path + ": rows " + std::to_string(start) + ".." + std::to_string(start + count) + " of '" + name +
-                  "' are past its end (" + std::to_string(rows) + " rows)");
-    if (count == 0) return;
-    const std::vector<hsize_t> counts = h5::select_rows(file_space, start, count, path, name);
-    // The memory space has the selection's own shape: a 1-D memory space against an N-D
-    // selection makes HDF5 map element by element, 20x slower.
-    h5::Handle mem_space(h5::check(H5Screate_simple(int(counts.size()), counts.data(), nullptr), path, name));
-    h5::check_status(H5Dread(ds, mem_type, mem_space, file_space, H5P_DEFAULT, out), path, "read " + name);
+  void read_slab(const std::string& name, Element memory, uint64_t start, uint64_t count, void* out) const {
+    h5::read_rows(dataset(name), memory, start, count, out, path, name);
   }
 };
 
@@ -268,13 +228,13 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
   // A FIFO or device would make HDF5 wait for data that may never come.
   if (struct stat st{}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     throw Error(path + ": not a regular file (a dataset is read from a file on disk)");
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
+  if (!h5::is_hdf5(path)) {
     FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) throw Error(path + ": cannot open: no such file or not readable");
     std::fclose(f);
     throw Error(path + ": not an HDF5 file (or truncated)");
   }
-  d.file = h5::Handle(h5::check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "cannot open"));
+  d.file = h5::open_file(path);
   if (!h5::has_attribute(d.file, "format")) throw Error(path + ": not a legalnet dataset (no 'format' attribute)");
   const std::string format = h5::read_string_attribute(d.file, "format", path);
   if (format != FORMAT_NAME) throw Error(path + ": format '" + printable(format, 60) + "' is not '" + FORMAT_NAME + "'");
@@ -291,9 +251,9 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
       throw Error(path + ": dataset '" + e.name + "' has " + std::to_string(n) + " rows, 'positions' has " +
                   std::to_string(d.positions));
   }
-  if (H5Lexists(d.file, GAMES_GROUP, H5P_DEFAULT) <= 0) throw Error(path + ": group 'games' is missing");
+  if (!h5::has_link(d.file, GAMES_GROUP)) throw Error(path + ": group 'games' is missing");
   check_hard_link(d.file, GAMES_GROUP, path, "group 'games'");
-  h5::Handle group(h5::check(H5Gopen2(d.file, GAMES_GROUP, H5P_DEFAULT), path, "open group games"));
+  h5::Handle group = h5::open_group(d.file, GAMES_GROUP, path);
   const std::string prefix = std::string(GAMES_GROUP) + "/";
   for (const auto& e : GAME_COLUMNS) {
     const hsize_t n = d.open_checked(group, prefix, e);
@@ -314,42 +274,41 @@ bool DatasetReader::joined() const { return impl_->joined; }
 const std::vector<std::string>& DatasetReader::shards() const { return impl_->shards; }
 
 void DatasetReader::read_positions(uint64_t start, uint64_t count, int8_t* out) const {
-  impl_->read_slab(POSITIONS, H5T_NATIVE_INT8, start, count, out);
+  impl_->read_slab(POSITIONS, Element::INT8, start, count, out);
 }
 
 void DatasetReader::read_legal_moves(uint64_t start, uint64_t count, uint8_t* out) const {
-  impl_->read_slab(LEGAL_MOVES, H5T_NATIVE_UINT8, start, count, out);
+  impl_->read_slab(LEGAL_MOVES, Element::UINT8, start, count, out);
 }
 
 std::vector<int64_t> DatasetReader::read_row_column(const char* name, uint64_t start, uint64_t count) const {
   std::vector<int64_t> values(count);
-  impl_->read_slab(name, H5T_NATIVE_INT64, start, count, values.data());
+  impl_->read_slab(name, Element::INT64, start, count, values.data());
   return values;
 }
 
+RowBlock DatasetReader::read_block(uint64_t start, uint64_t count) const {
+  RowBlock block;
+  block.path = impl_->path;
+  block.start = start;
+  block.count = count;
+  block.planes.resize(count * encode::POSITION_SIZE);
+  read_positions(start, count, block.planes.data());
+  for (RowColumn c : BLOCK_COLUMNS) block.columns[size_t(c)] = read_row_column(spec(c).name, start, count);
+  return block;
+}
+
 std::vector<chess::Position> DatasetReader::read_board_positions(uint64_t start, uint64_t count) const {
-  std::vector<int8_t> planes(count * encode::POSITION_SIZE);
-  read_positions(start, count, planes.data());
-  const auto castling = read_row_column(CASTLING, start, count);
-  const auto ep = read_row_column(EN_PASSANT, start, count);
-  const auto half = read_row_column(HALFMOVE_CLOCK, start, count);
-  const auto full = read_row_column(FULLMOVE_NUMBER, start, count);
+  const RowBlock block = read_block(start, count);
   std::vector<chess::Position> positions;
   positions.reserve(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    try {
-      positions.push_back(encode::decode_position(&planes[i * encode::POSITION_SIZE], uint8_t(castling[i]), int(ep[i]),
-                                                  int(half[i]), int(full[i])));
-    } catch (const Error& e) {
-      throw Error(impl_->path + ": row " + std::to_string(start + i) + " is not a valid position: " + e.what());
-    }
-  }
+  for (uint64_t i = 0; i < count; ++i) positions.push_back(block.position(i));
   return positions;
 }
 
 std::vector<int64_t> DatasetReader::read_game_column(const char* name) const {
   std::vector<int64_t> values(impl_->games);
-  impl_->read_slab(std::string(GAMES_GROUP) + "/" + name, H5T_NATIVE_INT64, 0, impl_->games, values.data());
+  impl_->read_slab(std::string(GAMES_GROUP) + "/" + name, Element::INT64, 0, impl_->games, values.data());
   return values;
 }
 

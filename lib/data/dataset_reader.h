@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chess/position.h"
+#include "data/row_block.h"
 
 namespace legalnet::data {
 
@@ -32,8 +33,9 @@ class DatasetReader {
   void read_legal_moves(uint64_t start, uint64_t count, uint8_t* out) const;
   // A per-row column (dataset_format.h names) for rows [start, start + count), as int64.
   std::vector<int64_t> read_row_column(const char* name, uint64_t start, uint64_t count) const;
-  // The exact positions of rows [start, start + count): planes plus castling rights,
-  // en-passant square and counters.
+  // Rows [start, start + count) as the row decoder takes them (data/row_block.h).
+  RowBlock read_block(uint64_t start, uint64_t count) const;
+  // The exact positions of rows [start, start + count) (RowBlock::position: checked).
   std::vector<chess::Position> read_board_positions(uint64_t start, uint64_t count) const;
   // A whole column of the games table, as int64.
   std::vector<int64_t> read_game_column(const char* name) const;
@@ -59,15 +61,31 @@ struct RowSlice {
   int64_t game_offset;
 };
 
-// Calls fn(RowSlice) for the rows of every file of `paths` in order, ROW_SLICE rows at a time,
-// while fn returns true: the one loop over dataset files that train's loaders and evaluate share.
+// Calls fn(RowSlice) for the rows of `reader`, ROW_SLICE rows at a time, while fn returns
+// true; returns whether it went to the end.
+template <class Fn>
+bool for_each_row_slice(const DatasetReader& reader, int64_t game_offset, Fn& fn) {
+  for (uint64_t start = 0; start < reader.num_positions(); start += ROW_SLICE)
+    if (!fn(RowSlice{reader, start, std::min(ROW_SLICE, reader.num_positions() - start), game_offset})) return false;
+  return true;
+}
+
+// Calls fn(RowSlice) for the rows of every file in order, while fn returns true: the one loop
+// over dataset files that train's loaders and evaluate share. Each file is opened once.
+template <class Fn>
+void for_each_row_slice(const std::vector<DatasetReader>& readers, Fn fn) {
+  int64_t game_offset = 0;
+  for (const DatasetReader& reader : readers) {
+    if (!for_each_row_slice(reader, game_offset, fn)) return;
+    game_offset += int64_t(reader.num_games());
+  }
+}
 template <class Fn>
 void for_each_row_slice(const std::vector<std::string>& paths, Fn fn) {
   int64_t game_offset = 0;
   for (const auto& path : paths) {
     const DatasetReader reader(path);
-    for (uint64_t start = 0; start < reader.num_positions(); start += ROW_SLICE)
-      if (!fn(RowSlice{reader, start, std::min(ROW_SLICE, reader.num_positions() - start), game_offset})) return;
+    if (!for_each_row_slice(reader, game_offset, fn)) return;
     game_offset += int64_t(reader.num_games());
   }
 }

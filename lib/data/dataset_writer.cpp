@@ -6,9 +6,8 @@
 #include <cstring>
 #include <deque>
 #include <future>
-#include <span>
-#include <string_view>
 
+#include "data/column_values.h"
 #include "data/dataset_format.h"
 #include "data/h5.h"
 #include "data/sparse_deflate.h"
@@ -106,13 +105,14 @@ CompressedChunk compress_job(const ChunkJob& job) {
   return chunk;
 }
 
-// A one-dimensional per-row or per-game column, appended in slabs.
-template <class T>
-struct Column {
-  const char* name;
-  std::vector<T> pending;
-  h5::Handle dataset;
+// The one-value-per-row columns of a table, gathered in memory and appended in slabs: the
+// dataset of each, and the rows written so far (the same for every column of the table).
+template <class Id, size_t N>
+struct PendingTable {
+  ColumnSet<Id, N> pending;
+  std::array<h5::Handle, N> datasets;
   hsize_t written = 0;
+  explicit PendingTable(const ColumnSpec (&table)[N]) : pending(table) {}
 };
 
 }  // namespace
@@ -164,81 +164,41 @@ struct DatasetWriter::Impl {
   uint64_t rows = 0, games = 0, chunks_submitted = 0, chunks_written = 0;
   ChunkJob job;
   std::deque<std::future<CompressedChunk>> in_flight;
-
-  Column<int16_t> played_move{PLAYED_MOVE, {}, {}};
-  Column<int8_t> played_promotion{PLAYED_PROMOTION, {}, {}};
-  Column<int64_t> game{GAME, {}, {}};
-  Column<int32_t> ply{PLY, {}, {}};
-  Column<uint8_t> castling{CASTLING, {}, {}};
-  Column<int8_t> en_passant{EN_PASSANT, {}, {}};
-  Column<int32_t> halfmove_clock{HALFMOVE_CLOCK, {}, {}};
-  Column<int32_t> fullmove_number{FULLMOVE_NUMBER, {}, {}};
-
-  Column<int64_t> g_first_row{GAME_FIRST_ROW, {}, {}};
-  Column<int32_t> g_num_rows{GAME_NUM_ROWS, {}, {}};
-  Column<int32_t> g_plies{GAME_PLIES, {}, {}};
-  Column<int32_t> g_source{GAME_SOURCE, {}, {}};
-  Column<int64_t> g_source_game{GAME_SOURCE_NUMBER, {}, {}};
-  Column<int64_t> g_source_line{GAME_SOURCE_LINE, {}, {}};
-  Column<int8_t> g_result{GAME_RESULT, {}, {}};
-  Column<int8_t> g_termination{GAME_TERMINATION, {}, {}};
+  // positions and legal_moves go chunk by chunk through the compression tasks; the other
+  // columns of ROW_COLUMNS, and all of GAME_COLUMNS, through these.
+  PendingTable<RowColumn, ROW_COLUMN_COUNT> row_columns{ROW_COLUMNS};
+  PendingTable<GameColumn, GAME_COLUMN_COUNT> game_columns{GAME_COLUMNS};
 
   Impl(const std::string& target, ThreadPool& p) : path(target), atomic(target), pool(p) {}
 
-  // Creates the datasets in the order of the format's tables (dataset_format.h), each from its
-  // table entry through h5::create_column, as merge does. Every table column must be one the
-  // writer fills, with the C++ type of the table's element: a column added to the table and
-  // not here fails at the first file written, not in a reader.
-  template <class Fn>
-  void create_columns(hid_t parent, std::span<const ColumnSpec> table, hsize_t chunk_rows, Fn for_each_member) {
-    size_t matched = 0;
-    for (const ColumnSpec& spec : table) {
-      if (spec.name == std::string_view(POSITIONS) || spec.name == std::string_view(LEGAL_MOVES)) {
-        // Written chunk by chunk as compressed bytes (write_front_chunk), ROWS rows a chunk.
-        (spec.name == std::string_view(POSITIONS) ? positions : legal_moves) =
-            h5::create_column(parent, spec, h5::EXTENDIBLE, ROWS, path);
-        continue;
-      }
-      bool found = false;
-      for_each_member([&]<class T>(Column<T>& c) {
-        if (c.name != std::string_view(spec.name)) return;
-        if (H5Tequal(h5::native_type<T>(), h5::native_type(spec.element)) <= 0 || spec.tail_rank() != 0)
-          throw Error(std::string("dataset writer: column ") + spec.name + " is not the format's " +
-                      h5::element_name(spec.element));
-        c.dataset = h5::create_column(parent, spec, h5::EXTENDIBLE, chunk_rows, path);
-        found = true;
-      });
-      if (!found) throw Error(std::string("dataset writer: no values for the format's column ") + spec.name);
-      ++matched;
+  // Creates the datasets in the order of a format table (dataset_format.h), each from its
+  // entry through h5::create_column, as merge does. positions and legal_moves are written
+  // chunk by chunk as compressed bytes (write_front_chunk), ROWS rows a chunk.
+  template <class Table>
+  void create_columns(hid_t parent, Table& table, hsize_t chunk_rows) {
+    size_t i = 0;
+    for (const ColumnValues& c : table.pending) {
+      const ColumnSpec& spec = c.spec();
+      const bool chunked = &spec == &data::spec(RowColumn::POSITIONS) || &spec == &data::spec(RowColumn::LEGAL_MOVES);
+      h5::Handle& dataset = !chunked ? table.datasets[i] : &spec == &ROW_COLUMNS[0] ? positions : legal_moves;
+      dataset = h5::create_column(parent, spec, h5::EXTENDIBLE, chunked ? ROWS : chunk_rows, path);
+      ++i;
     }
-    size_t members = 0;
-    for_each_member([&](auto&) { ++members; });
-    if (matched != members) throw Error("dataset writer: a column it fills is not in the format's table");
   }
 
-  template <class T>
-  void flush_column(Column<T>& c) {
-    if (c.pending.empty()) return;
-    const hsize_t count = c.pending.size(), total = c.written + count;
-    h5::check_status(H5Dset_extent(c.dataset, &total), path, c.name);
-    h5::Handle file_space(h5::check(H5Dget_space(c.dataset), path, c.name));
-    h5::select_rows(file_space, c.written, count, path, c.name);
-    h5::Handle mem_space(h5::check(H5Screate_simple(1, &count, nullptr), path, c.name));
-    h5::check_status(H5Dwrite(c.dataset, h5::native_type<T>(), mem_space, file_space, H5P_DEFAULT, c.pending.data()),
-                     path, std::string("write ") + c.name);
-    c.written = total;
-    c.pending.clear();
-  }
-
-  template <class Fn>
-  void for_each_row_column(Fn fn) {
-    fn(played_move), fn(played_promotion), fn(game), fn(ply), fn(castling), fn(en_passant), fn(halfmove_clock),
-        fn(fullmove_number);
-  }
-  template <class Fn>
-  void for_each_game_column(Fn fn) {
-    fn(g_first_row), fn(g_num_rows), fn(g_plies), fn(g_source), fn(g_source_game), fn(g_source_line), fn(g_result),
-        fn(g_termination);
+  // Appends the pending values of every one-value-per-row column of a table.
+  template <class Table>
+  void flush(Table& table) {
+    size_t i = 0, count = 0;
+    for (ColumnValues& c : table.pending) {
+      h5::Handle& dataset = table.datasets[i++];
+      if (!dataset.valid() || c.empty()) continue;
+      count = c.rows();
+      h5::set_rows(dataset, c.spec(), table.written + count, path);
+      h5::write_rows(dataset, c.spec().element, table.written, count, c.data(), path, c.spec().name);
+      c.clear();
+    }
+    table.written += count;
   }
 
   void submit_job() {
@@ -252,40 +212,31 @@ struct DatasetWriter::Impl {
       write_front_chunk();
   }
 
-  void write_chunk(hid_t dataset, const char* name, const std::vector<unsigned char>& bytes) {
-    const hsize_t offset[4] = {chunks_written * ROWS, 0, 0, 0};
-    h5::check_status(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, offset, bytes.size(), bytes.data()), path,
-                     std::string("write chunk of ") + name);
-  }
-
   void write_front_chunk() {
     const CompressedChunk chunk = in_flight.front().get();
     in_flight.pop_front();
     // The extent must cover a chunk before it is written directly; finish() trims it.
-    hsize_t dims_p[4] = {(chunks_written + 1) * ROWS, encode::PLANES, 8, 8};
-    h5::check_status(H5Dset_extent(positions, dims_p), path, POSITIONS);
-    hsize_t dims_m[2] = {(chunks_written + 1) * ROWS, encode::MOVE_INDICES};
-    h5::check_status(H5Dset_extent(legal_moves, dims_m), path, LEGAL_MOVES);
-    write_chunk(positions, POSITIONS, chunk.positions);
-    write_chunk(legal_moves, LEGAL_MOVES, chunk.legal_moves);
+    set_chunked_rows((chunks_written + 1) * ROWS);
+    h5::write_chunk(positions, chunks_written * ROWS, chunk.positions, path, POSITIONS);
+    h5::write_chunk(legal_moves, chunks_written * ROWS, chunk.legal_moves, path, LEGAL_MOVES);
     ++chunks_written;
+  }
+
+  void set_chunked_rows(hsize_t n) {
+    h5::set_rows(positions, spec(RowColumn::POSITIONS), n, path);
+    h5::set_rows(legal_moves, spec(RowColumn::LEGAL_MOVES), n, path);
   }
 };
 
 DatasetWriter::DatasetWriter(const std::string& path, ThreadPool& pool) : impl_(std::make_unique<Impl>(path, pool)) {
   h5::configure_library();
   Impl& d = *impl_;
-  h5::Handle fcpl(h5::check(H5Pcreate(H5P_FILE_CREATE), path, "file properties"));
   // The temporary is made here, new and not through a link; HDF5 opens that file (its own
   // create would follow a link planted under the temporary's name and truncate its target).
-  d.file = h5::Handle(H5Fcreate(d.atomic.created_name().c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT));
-  h5::check(d.file.get(), path, "cannot create '" + d.atomic.temp() + "'");
-  d.create_columns(d.file, ROW_COLUMNS, ROWS_PER_COLUMN_CHUNK, [&](auto fn) { d.for_each_row_column(fn); });
-  h5::Handle gcpl(h5::check(H5Pcreate(H5P_GROUP_CREATE), path, "group properties"));
-  h5::check_status(H5Pset_obj_track_times(gcpl, false), path, "group properties");
-  d.games_group = h5::Handle(
-      h5::check(H5Gcreate2(d.file, GAMES_GROUP, H5P_DEFAULT, gcpl, H5P_DEFAULT), path, "create group games"));
-  d.create_columns(d.games_group, GAME_COLUMNS, GAMES_PER_CHUNK, [&](auto fn) { d.for_each_game_column(fn); });
+  d.file = h5::create_file(d.atomic.created_name(), path, d.atomic.temp());
+  d.create_columns(d.file, d.row_columns, ROWS_PER_COLUMN_CHUNK);
+  d.games_group = h5::create_group(d.file, GAMES_GROUP, path);
+  d.create_columns(d.games_group, d.game_columns, GAMES_PER_CHUNK);
 }
 
 DatasetWriter::~DatasetWriter() {
@@ -299,33 +250,40 @@ const std::string& DatasetWriter::path() const { return impl_->path; }
 
 void DatasetWriter::add_game(const GameInfo& info, const EncodedRows& rows, const std::vector<uint32_t>& selected) {
   Impl& d = *impl_;
-  d.g_first_row.pending.push_back(int64_t(d.rows));
-  d.g_num_rows.pending.push_back(int32_t(selected.size()));
-  d.g_plies.pending.push_back(info.plies);
-  d.g_source.pending.push_back(info.source);
-  d.g_source_game.pending.push_back(info.source_game);
-  d.g_source_line.pending.push_back(info.source_line);
-  d.g_result.pending.push_back(info.result);
-  d.g_termination.pending.push_back(info.termination);
+  auto& g = d.game_columns.pending;
+  g[GameColumn::FIRST_ROW].push(int64_t(d.rows));
+  g[GameColumn::NUM_ROWS].push(int64_t(selected.size()));
+  g[GameColumn::PLIES].push(info.plies);
+  g[GameColumn::SOURCE].push(info.source);
+  g[GameColumn::SOURCE_NUMBER].push(info.source_game);
+  g[GameColumn::SOURCE_LINE].push(info.source_line);
+  g[GameColumn::RESULT].push(info.result);
+  g[GameColumn::TERMINATION].push(info.termination);
 
+  auto& pending = d.row_columns.pending;
+  // Every column the writer takes from the rows must hold a value for each of them: a column
+  // added to the format but not to EncodedRows::add fails here, not in a reader.
+  for (size_t c = 0; c < ROW_COLUMN_COUNT; ++c)
+    if (d.row_columns.datasets[c].valid() && RowColumn(c) != RowColumn::GAME &&
+        rows.columns[RowColumn(c)].rows() != rows.size())
+      throw Error(std::string("dataset writer: no values for the format's column ") + ROW_COLUMNS[c].name);
   for (uint32_t r : selected) {
-    const int8_t* planes = rows.planes.data() + size_t(r) * encode::POSITION_SIZE;
+    const auto* planes = reinterpret_cast<const int8_t*>(rows.columns[RowColumn::POSITIONS].row(r));
     d.job.planes.insert(d.job.planes.end(), planes, planes + encode::POSITION_SIZE);
     const uint32_t begin = r == 0 ? 0 : rows.legal_end[r - 1];
     d.job.legal.insert(d.job.legal.end(), rows.legal.begin() + begin, rows.legal.begin() + rows.legal_end[r]);
     d.job.legal_end.push_back(uint32_t(d.job.legal.size()));
-    d.played_move.pending.push_back(rows.played_move[r]);
-    d.played_promotion.pending.push_back(rows.played_promotion[r]);
-    d.game.pending.push_back(int64_t(d.games));
-    d.ply.pending.push_back(rows.ply[r]);
-    d.castling.pending.push_back(rows.castling[r]);
-    d.en_passant.pending.push_back(rows.en_passant[r]);
-    d.halfmove_clock.pending.push_back(rows.halfmove_clock[r]);
-    d.fullmove_number.pending.push_back(rows.fullmove_number[r]);
+    for (size_t c = 0; c < ROW_COLUMN_COUNT; ++c) {
+      const auto id = RowColumn(c);
+      if (!d.row_columns.datasets[c].valid()) continue;  // positions and legal_moves: the chunk job
+      if (id == RowColumn::GAME)
+        pending[id].push(int64_t(d.games));
+      else
+        pending[id].append_row(rows.columns[id], r);
+    }
     ++d.rows;
     if (++d.job.rows == ROWS) d.submit_job();
-    if (d.ply.pending.size() >= size_t(ROWS_PER_COLUMN_CHUNK))
-      d.for_each_row_column([&](auto& c) { d.flush_column(c); });
+    if (pending[RowColumn::PLY].rows() >= size_t(ROWS_PER_COLUMN_CHUNK)) d.flush(d.row_columns);
   }
   ++d.games;
 }
@@ -334,21 +292,17 @@ void DatasetWriter::finish(const DatasetProvenance& p) {
   Impl& d = *impl_;
   d.submit_job();
   while (!d.in_flight.empty()) d.write_front_chunk();
-  hsize_t dims_p[4] = {d.rows, encode::PLANES, 8, 8};
-  h5::check_status(H5Dset_extent(d.positions, dims_p), d.path, POSITIONS);
-  hsize_t dims_m[2] = {d.rows, encode::MOVE_INDICES};
-  h5::check_status(H5Dset_extent(d.legal_moves, dims_m), d.path, LEGAL_MOVES);
-  d.for_each_row_column([&](auto& c) { d.flush_column(c); });
-  d.for_each_game_column([&](auto& c) { d.flush_column(c); });
+  d.set_chunked_rows(d.rows);
+  d.flush(d.row_columns);
+  d.flush(d.game_columns);
 
   write_dataset_attributes(d.file, p, d.rows, d.games, d.path);
-  d.for_each_row_column([](auto& c) { c.dataset.reset(); });
-  d.for_each_game_column([](auto& c) { c.dataset.reset(); });
+  for (auto& dataset : d.row_columns.datasets) dataset.reset();
+  for (auto& dataset : d.game_columns.datasets) dataset.reset();
   d.positions.reset();
   d.legal_moves.reset();
   d.games_group.reset();
-  // Closing writes the metadata: a failure here (a full disk) must not be ignored.
-  h5::check_status(H5Fclose(d.file.release()), d.path, "close");
+  h5::close_file(d.file, d.path);
   d.atomic.sync();
 }
 

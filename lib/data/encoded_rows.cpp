@@ -5,16 +5,10 @@
 namespace legalnet::data {
 
 void EncodedRows::truncate(size_t rows) {
-  planes.resize(rows * encode::POSITION_SIZE);
+  for (ColumnValues& c : columns)
+    if (c.rows() > rows) c.resize(rows);
   legal.resize(rows == 0 ? 0 : legal_end[rows - 1]);
   legal_end.resize(rows);
-  played_move.resize(rows);
-  played_promotion.resize(rows);
-  ply.resize(rows);
-  castling.resize(rows);
-  en_passant.resize(rows);
-  halfmove_clock.resize(rows);
-  fullmove_number.resize(rows);
   key.resize(rows);
 }
 
@@ -22,9 +16,8 @@ void EncodedRows::clear() { truncate(0); }
 
 void EncodedRows::add(const chess::Position& pos, const chess::MoveList& legal_moves, chess::Move played,
                       int ply_number) {
-  const size_t at = planes.size();
-  planes.resize(at + encode::POSITION_SIZE);
-  encode::encode_planes(pos, planes.data() + at);
+  using enum RowColumn;
+  encode::encode_planes(pos, reinterpret_cast<int8_t*>(columns[POSITIONS].add_row()));
   // The four promotions of one pawn move share an index: keep it once.
   int last = -1;
   for (chess::Move m : legal_moves) {
@@ -34,14 +27,14 @@ void EncodedRows::add(const chess::Position& pos, const chess::MoveList& legal_m
     last = index;
   }
   legal_end.push_back(uint32_t(legal.size()));
-  played_move.push_back(played.is_none() ? int16_t(-1) : int16_t(encode::move_index(played)));
-  played_promotion.push_back(
-      played.kind() == chess::MoveKind::PROMOTION && !played.is_none() ? int8_t(played.promotion()) : int8_t(0));
-  ply.push_back(ply_number);
-  castling.push_back(pos.castling_rights());
-  en_passant.push_back(pos.ep_square() == chess::SQ_NONE ? int8_t(-1) : int8_t(pos.ep_square()));
-  halfmove_clock.push_back(pos.halfmove_clock());
-  fullmove_number.push_back(pos.fullmove_number());
+  const bool promotion = !played.is_none() && played.kind() == chess::MoveKind::PROMOTION;
+  columns[PLAYED_MOVE].push(played.is_none() ? -1 : encode::move_index(played));
+  columns[PLAYED_PROMOTION].push(promotion ? int(played.promotion()) : 0);
+  columns[PLY].push(ply_number);
+  columns[CASTLING].push(pos.castling_rights());
+  columns[EN_PASSANT].push(pos.ep_square() == chess::SQ_NONE ? -1 : int(pos.ep_square()));
+  columns[HALFMOVE_CLOCK].push(pos.halfmove_clock());
+  columns[FULLMOVE_NUMBER].push(pos.fullmove_number());
   key.push_back(pos.key());
 }
 

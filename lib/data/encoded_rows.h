@@ -7,23 +7,19 @@
 #include <vector>
 
 #include "chess/movegen.h"
+#include "data/column_values.h"
 
 namespace legalnet::data {
 
 struct EncodedRows {
-  std::vector<int8_t> planes;        // 448 per row (encode::encode_planes)
-  std::vector<uint16_t> legal;       // legal move indices of all rows, concatenated
-  std::vector<uint32_t> legal_end;   // one past each row's last index in `legal`
-  std::vector<int16_t> played_move;  // -1 for a final position
-  std::vector<int8_t> played_promotion;
-  std::vector<int32_t> ply;
-  std::vector<uint8_t> castling;
-  std::vector<int8_t> en_passant;
-  std::vector<int32_t> halfmove_clock;
-  std::vector<int32_t> fullmove_number;
-  std::vector<uint64_t> key;  // Zobrist key, for --dedupe
+  // The row columns of the format (ROW_COLUMNS) in their stored types, but for two: legal
+  // moves travel as index lists (below), and the game number is the writer's to give.
+  RowColumnSet columns{ROW_COLUMNS};
+  std::vector<uint16_t> legal;      // legal move indices of all rows, concatenated
+  std::vector<uint32_t> legal_end;  // one past each row's last index in `legal`
+  std::vector<uint64_t> key;        // Zobrist key, for --dedupe
 
-  size_t size() const { return ply.size(); }
+  size_t size() const { return key.size(); }
   void clear();
   // Keeps the first `rows` rows.
   void truncate(size_t rows);

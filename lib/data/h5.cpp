@@ -204,19 +204,8 @@ hid_t native_type(Element element) {
 }
 
 bool stored_as(hid_t type, Element element) {
-  return H5Tget_class(type) == H5T_INTEGER && H5Tget_size(type) == H5Tget_size(native_type(element)) &&
-         (H5Tget_sign(type) == H5T_SGN_NONE) == (element == Element::UINT8);
-}
-
-std::string element_name(Element element) {
-  switch (element) {
-    case Element::INT8: return "int8";
-    case Element::UINT8: return "uint8";
-    case Element::INT16: return "int16";
-    case Element::INT32: return "int32";
-    case Element::INT64: return "int64";
-  }
-  return "?";
+  return H5Tget_class(type) == H5T_INTEGER && H5Tget_size(type) == size_t(traits(element).bytes) &&
+         (H5Tget_sign(type) != H5T_SGN_NONE) == traits(element).is_signed;
 }
 
 std::vector<hsize_t> column_dims(const ColumnSpec& column, hsize_t rows) {
@@ -237,7 +226,7 @@ Handle create_column(hid_t parent, const ColumnSpec& column, hsize_t rows, hsize
   if (extendible || rows > 0) {
     std::vector<hsize_t> chunk = column_dims(column, extendible ? chunk_rows : std::min(rows, chunk_rows));
     check_status(H5Pset_chunk(dcpl, int(chunk.size()), chunk.data()), file, column.name);
-    if (H5Tget_size(native_type(column.element)) > 1) check_status(H5Pset_shuffle(dcpl), file, column.name);
+    if (traits(column.element).bytes > 1) check_status(H5Pset_shuffle(dcpl), file, column.name);
     check_status(H5Pset_deflate(dcpl, DEFLATE_LEVEL), file, column.name);
   }
   check_status(H5Pset_obj_track_times(dcpl, false), file, column.name);
@@ -256,27 +245,6 @@ std::vector<hsize_t> select_rows(hid_t space, hsize_t first, hsize_t count, cons
   dims[0] = count;
   check_status(H5Sselect_hyperslab(space, H5S_SELECT_SET, offset.data(), nullptr, dims.data(), nullptr), file, what);
   return dims;
-}
-
-template <>
-hid_t native_type<int8_t>() {
-  return H5T_NATIVE_INT8;
-}
-template <>
-hid_t native_type<uint8_t>() {
-  return H5T_NATIVE_UINT8;
-}
-template <>
-hid_t native_type<int16_t>() {
-  return H5T_NATIVE_INT16;
-}
-template <>
-hid_t native_type<int32_t>() {
-  return H5T_NATIVE_INT32;
-}
-template <>
-hid_t native_type<int64_t>() {
-  return H5T_NATIVE_INT64;
 }
 
 }  // namespace legalnet::data::h5

@@ -1,6 +1,7 @@
 #include "encode/encode.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -68,43 +69,22 @@ int move_type_of(int index) {
 
 chess::Position decode_position(const int8_t* planes, uint8_t castling, int en_passant, int halfmove_clock,
                                 int fullmove_number) {
-  // Rebuild a FEN and let the FEN parser validate it, so a bad row gets a precise error.
-  std::string fen;
-  for (int rank = 7; rank >= 0; --rank) {
-    int empty = 0;
-    for (int file = 0; file < 8; ++file) {
-      const int sq = rank * 8 + file;
-      char c = 0;
-      for (int pt = chess::PAWN; pt <= chess::KING; ++pt) {
-        const int8_t v = planes[pt * PLANE_SIZE + sq];
-        if (v == 0) continue;
-        if (c) throw Error("two pieces on square " + chess::square_name(chess::Square(sq)));
-        if (v != 1 && v != -1) throw Error("plane value " + std::to_string(v) + " is not -1, 0 or +1");
-        c = " PNBRQK"[pt];
-        if (v < 0) c = char(c - 'A' + 'a');
-      }
-      if (!c) {
-        ++empty;
-        continue;
-      }
-      if (empty) fen += char('0' + empty);
-      empty = 0;
-      fen += c;
+  // The board straight from the planes; chess::Position::from_parts checks the rest with the
+  // FEN parser's checks and messages.
+  std::array<chess::Piece, chess::SQUARE_NB> board{};
+  for (int sq = 0; sq < chess::SQUARE_NB; ++sq) {
+    for (int pt = chess::PAWN; pt <= chess::KING; ++pt) {
+      const int8_t v = planes[pt * PLANE_SIZE + sq];
+      if (v == 0) continue;
+      if (board[size_t(sq)] != chess::NO_PIECE)
+        throw Error("two pieces on square " + chess::square_name(chess::Square(sq)));
+      if (v != 1 && v != -1) throw Error("plane value " + std::to_string(v) + " is not -1, 0 or +1");
+      board[size_t(sq)] = chess::make_piece(v > 0 ? chess::WHITE : chess::BLACK, chess::PieceType(pt));
     }
-    if (empty) fen += char('0' + empty);
-    if (rank) fen += '/';
   }
-  fen += planes[0] > 0 ? " w " : " b ";
-  std::string rights;
-  if (castling & chess::WHITE_OO) rights += 'K';
-  if (castling & chess::WHITE_OOO) rights += 'Q';
-  if (castling & chess::BLACK_OO) rights += 'k';
-  if (castling & chess::BLACK_OOO) rights += 'q';
-  fen += rights.empty() ? "-" : rights;
-  fen += ' ';
-  fen += en_passant >= 0 && en_passant < 64 ? chess::square_name(chess::Square(en_passant)) : "-";
-  fen += ' ' + std::to_string(halfmove_clock) + ' ' + std::to_string(fullmove_number);
-  return chess::Position(fen);
+  const chess::Square ep = en_passant >= 0 && en_passant < 64 ? chess::Square(en_passant) : chess::SQ_NONE;
+  return chess::Position::from_parts(board, planes[0] > 0 ? chess::WHITE : chess::BLACK, castling, ep, halfmove_clock,
+                                     fullmove_number);
 }
 
 void square_codes(const int8_t* planes, int8_t* squares) {

@@ -34,23 +34,7 @@ struct Board {
   }
 
   std::string placement() const {
-    std::string s;
-    for (int r = 7; r >= 0; --r) {
-      int gap = 0;
-      for (int f = 0; f < 8; ++f) {
-        const char c = at[make_square(f, r)];
-        if (!c) {
-          ++gap;
-          continue;
-        }
-        if (gap) s += char('0' + gap);
-        gap = 0;
-        s += c;
-      }
-      if (gap) s += char('0' + gap);
-      if (r) s += '/';
-    }
-    return s;
+    return fen_placement([&](Square s) { return at[s]; });
   }
 };
 

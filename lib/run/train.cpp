@@ -47,9 +47,6 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o, P
       net.parameters(), torch::optim::SGDOptions(o.lr).momentum(0.9).nesterov(true).weight_decay(o.weight_decay));
 }
 
-// The highest ply the training data readers keep (train/: -1 keeps all) for --position-ply-limit.
-int max_ply(const TrainOptions& o) { return o.position_ply_limit - 1; }
-
 // Writes --report, the run's JSON summary (rank 0), and gives the result back.
 TrainResult reported(const TrainOptions& o, const TrainResult& r, bool finished) {
   if (o.report.empty() || !o.ranks.is_main()) return r;
@@ -286,7 +283,7 @@ TrainingData load_training_data(const TrainOptions& o, const ModelConfig& model,
   CompactPositions& train_rows = *d.train_rows;
   CompactPositions val_rows;
   LoadOptions load;
-  load.max_ply = max_ply(o);
+  load.position_ply_limit = o.position_ply_limit;
   load.quiet = !verbose;
   LoadOptions val_load = load;
   val_load.max_rows = o.val_max;
@@ -296,7 +293,7 @@ TrainingData load_training_data(const TrainOptions& o, const ModelConfig& model,
     so.batch_size = o.batch_size;
     so.seed = o.seed;
     so.weights = weights;
-    so.max_ply = max_ply(o);
+    so.position_ply_limit = o.position_ply_limit;
     so.val_fraction = o.val.empty() ? o.val_fraction : 0.0;
     so.shuffle_buffer = o.shuffle_buffer;
     so.slice = {ranks.rank(), ranks.world_size()};
@@ -312,7 +309,7 @@ TrainingData load_training_data(const TrainOptions& o, const ModelConfig& model,
                       fewest - rows_per_epoch.begin(), ranks.world_size(), *fewest, o.batch_size));
     stream->set_steps_per_epoch(*fewest / o.batch_size);
     for (int64_t rows : ranks.all_gather(int64_t(stream->rows()))) d.train_positions += uint64_t(rows);
-    val_rows = o.val.empty() ? streamed_validation_rows(o.data, o.val_fraction, o.seed, max_ply(o), o.val_max)
+    val_rows = o.val.empty() ? streamed_validation_rows(o.data, o.val_fraction, o.seed, o.position_ply_limit, o.val_max)
                              : load_positions(o.val, val_load);
     d.source = std::move(stream);
   } else {

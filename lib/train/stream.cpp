@@ -46,7 +46,7 @@ StreamBatches::StreamBatches(const StreamOptions& o) : options_(o) {
     const auto games = reader.read_row_column(data::GAME, b.start, b.count);
     const auto plies = reader.read_row_column(data::PLY, b.start, b.count);
     for (uint64_t i = 0; i < b.count; ++i)
-      if ((o.max_ply < 0 || plies[i] <= o.max_ply) && trains_on(game_offsets_[b.file] + games[i])) ++rows_;
+      if (within_ply_limit(plies[i], o.position_ply_limit) && trains_on(game_offsets_[b.file] + games[i])) ++rows_;
     rows_per_epoch_ = rows_;
   }
   steps_per_epoch_ = int64_t(rows_per_epoch_ / uint64_t(o.batch_size));  // checked by set_steps_per_epoch and batch()
@@ -84,7 +84,7 @@ bool StreamBatches::trains_on(int64_t game) const {
 
 void StreamBatches::read_block(const Block& b, CompactPositions& out) const {
   read_rows(
-      readers_[b.file], b.start, b.count, game_offsets_[b.file], options_.max_ply,
+      readers_[b.file], b.start, b.count, game_offsets_[b.file], options_.position_ply_limit,
       [this](int64_t game) { return trains_on(game); }, out);
 }
 
@@ -156,12 +156,12 @@ Batch StreamBatches::batch(int64_t step, bool pin) {
 }
 
 CompactPositions streamed_validation_rows(const std::vector<std::string>& paths, double fraction, uint64_t seed,
-                                          int max_ply, uint64_t max_rows) {
+                                          int position_ply_limit, uint64_t max_rows) {
   CompactPositions rows;
   data::for_each_row_slice(paths, [&](const data::RowSlice& s) {
     if (rows.size() >= max_rows) return false;
     read_rows(
-        s.reader, s.start, s.count, s.game_offset, max_ply,
+        s.reader, s.start, s.count, s.game_offset, position_ply_limit,
         [&](int64_t game) { return is_validation_game(game, fraction, seed); }, rows);
     return true;
   });

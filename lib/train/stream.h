@@ -25,7 +25,7 @@ struct StreamOptions {
   int batch_size = 256;  // per rank
   uint64_t seed = 0;
   RowWeights weights;                 // rows in check or with a rare move enter the stream this many times
-  int max_ply = -1;                   // rows with a higher ply are skipped (-1: none)
+  int position_ply_limit = 0;         // rows with ply >= this are skipped (0: none; within_ply_limit)
   double val_fraction = 0;            // rows of games held out by is_validation_game are skipped
   uint64_t shuffle_buffer = 1 << 18;  // rows resident in the shuffle buffer
   uint64_t block_rows = 8192;         // rows per block, a multiple of the files' 256-row chunks
@@ -62,7 +62,7 @@ class StreamBatches : public BatchSource {
   bool next_row();  // the next row of the epoch's stream into emitted_; false when exhausted
   // Whether a game's rows train (not held out for validation).
   bool trains_on(int64_t game) const;
-  // The training rows of a block (ply <= max_ply, games that train).
+  // The training rows of a block (within the ply limit, games that train).
   void read_block(const Block& b, CompactPositions& out) const;
   void read_next_block();
 
@@ -87,9 +87,9 @@ class StreamBatches : public BatchSource {
   Row incoming_, emitted_;
 };
 
-// The first `max_rows` rows (ply <= max_ply) of the games held out by is_validation_game,
+// The first `max_rows` rows (within_ply_limit) of the games held out by is_validation_game,
 // read from the start of the files: the validation set of a streamed run without --val.
 CompactPositions streamed_validation_rows(const std::vector<std::string>& paths, double fraction, uint64_t seed,
-                                          int max_ply, uint64_t max_rows);
+                                          int position_ply_limit, uint64_t max_rows);
 
 }  // namespace legalnet::train

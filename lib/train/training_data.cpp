@@ -1,7 +1,5 @@
 #include "train/training_data.h"
 
-#include <fmt/core.h>
-
 #include <cstring>
 
 #include "chess/movegen.h"
@@ -45,52 +43,32 @@ void CompactPositions::append_row(const CompactPositions& o, size_t r) {
   rare.push_back(o.rare[r]);
 }
 
-void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset, int max_ply,
-               const std::function<bool(int64_t game)>& keep_game, CompactPositions& out) {
-  thread_local std::vector<int8_t> planes;
-  planes.resize(count * encode::POSITION_SIZE);
-  reader.read_positions(start, count, planes.data());
-  const auto games = reader.read_row_column(data::GAME, start, count);
-  const auto plies = reader.read_row_column(data::PLY, start, count);
-  const auto castling = reader.read_row_column(data::CASTLING, start, count);
-  const auto en_passant = reader.read_row_column(data::EN_PASSANT, start, count);
+void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset,
+               int position_ply_limit, const std::function<bool(int64_t game)>& keep_game, CompactPositions& out) {
+  using data::RowColumn;
+  const data::RowBlock block = reader.read_block(start, count);
   for (uint64_t i = 0; i < count; ++i) {
-    if (max_ply >= 0 && plies[i] > max_ply) continue;
-    if (keep_game && !keep_game(game_offset + games[i])) continue;
-    const int8_t* p = &planes[i * encode::POSITION_SIZE];
-    const auto bad_row = [&](const std::string& what) {
-      return Error(fmt::format("{}: row {}: {}", reader.path(), start + i, what));
-    };
-    for (int k = 0; k < encode::POSITION_SIZE; ++k)
-      if (p[k] < -1 || p[k] > 1)
-        throw bad_row(fmt::format("positions[{}][{}][{}] is {}, not -1, 0 or +1", k / 64, k / 8 % 8, k % 8, p[k]));
-    if (castling[i] < 0 || castling[i] > 15) throw bad_row(fmt::format("castling is {}, not 0..15", castling[i]));
-    if (en_passant[i] < -1 || en_passant[i] > 63)
-      throw bad_row(fmt::format("en_passant is {}, not -1..63", en_passant[i]));
-    out.side.push_back(p[0] > 0 ? 1 : -1);
-    out.castling.push_back(uint8_t(castling[i]));
-    out.en_passant.push_back(int8_t(en_passant[i]));
+    const int64_t ply = block.at(RowColumn::PLY, i), game = game_offset + block.at(RowColumn::GAME, i);
+    if (!within_ply_limit(ply, position_ply_limit)) continue;
+    if (keep_game && !keep_game(game)) continue;
+    // Checked whole before any value is used (kings, castling rights, en passant).
+    const chess::Position pos = block.position(i);
+    out.side.push_back(pos.side_to_move() == chess::WHITE ? 1 : -1);
+    out.castling.push_back(pos.castling_rights());
+    out.en_passant.push_back(int8_t(block.at(RowColumn::EN_PASSANT, i)));
     out.squares.resize(out.squares.size() + 64);
-    encode::square_codes(p, &out.squares[out.squares.size() - 64]);
+    encode::square_codes(block.planes_of(i), &out.squares[out.squares.size() - 64]);
     // The targets: the legal moves of the row's position, generated, not read. The dataset's
     // masks hold the same moves (this move generator wrote them), but inflating 4,096 bytes a
-    // row was most of the cost of loading (30 GB for 7 M rows) and of streaming; the position
-    // is also checked whole on the way (kings, castling rights, en passant).
-    const chess::Position pos = [&] {
-      try {
-        return encode::decode_position(p, uint8_t(castling[i]), int(en_passant[i]), 0, 1);
-      } catch (const Error& e) {
-        throw bad_row(std::string("not a position: ") + e.what());
-      }
-    }();
+    // row was most of the cost of loading (30 GB for 7 M rows) and of streaming.
     const chess::MoveList legal(pos);
     for (chess::Move m : legal) {
       if (m.kind() == chess::MoveKind::PROMOTION && m.promotion() != chess::QUEEN) continue;  // one index for all four
       out.legal.push_back(uint16_t(encode::move_index(m)));
     }
     out.legal_begin.push_back(out.legal.size());
-    out.game.push_back(game_offset + games[i]);
-    out.ply.push_back(int32_t(plies[i]));
+    out.game.push_back(game);
+    out.ply.push_back(int32_t(ply));
     out.in_check.push_back(pos.in_check());
     out.rare.push_back(encode::has_rare_move(legal));
   }
@@ -98,13 +76,14 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
 
 CompactPositions load_positions(const std::vector<std::string>& paths, const LoadOptions& options) {
   CompactPositions out;
+  std::vector<data::DatasetReader> readers;
   uint64_t total = 0;
-  for (const auto& p : paths) total += data::DatasetReader(p).num_positions();
+  for (const auto& p : paths) total += readers.emplace_back(p).num_positions();
   Progress progress("positions loaded", total, !options.quiet && stderr_is_terminal());
   uint64_t done = 0;
-  data::for_each_row_slice(paths, [&](const data::RowSlice& s) {
+  data::for_each_row_slice(readers, [&](const data::RowSlice& s) {
     if (options.max_rows && out.size() >= options.max_rows) return false;
-    read_rows(s.reader, s.start, s.count, s.game_offset, options.max_ply, {}, out);
+    read_rows(s.reader, s.start, s.count, s.game_offset, options.position_ply_limit, {}, out);
     done += s.count;
     progress.update(done);
     return true;

@@ -50,19 +50,22 @@ struct RowWeights {
   bool repeats_any() const { return check > 1 || rare > 1; }
 };
 
+// Whether a row of ply `ply` is kept under a position ply limit (--position-ply-limit): rows
+// with ply < limit, every row when the limit is 0.
+inline bool within_ply_limit(int64_t ply, int limit) { return limit == 0 || ply < limit; }
+
 struct LoadOptions {
-  int max_ply = -1;       // keep only rows with ply <= max_ply (-1: all)
-  uint64_t max_rows = 0;  // 0: all
+  int position_ply_limit = 0;  // keep only rows with ply < position_ply_limit (0: all)
+  uint64_t max_rows = 0;       // 0: all
   bool quiet = false;
 };
 
-// Appends rows [start, start + count) of `reader` to `out`: those with ply <= max_ply (all
-// when max_ply < 0) whose game, numbered from `game_offset`, passes `keep_game` (if given).
-// Throws legalnet::Error naming the file and row for a value that would be used as an index
-// out of range (a plane value other than -1, 0, +1, castling bits above 15, an en-passant
-// square off the board), before it is used.
-void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset, int max_ply,
-               const std::function<bool(int64_t game)>& keep_game, CompactPositions& out);
+// Appends rows [start, start + count) of `reader` to `out`: those within the ply limit whose
+// game, numbered from `game_offset`, passes `keep_game` (if given).
+// Each row is checked by the one row decoder (data::RowBlock::position), which throws
+// legalnet::Error naming the file and row before a bad value is used.
+void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset,
+               int position_ply_limit, const std::function<bool(int64_t game)>& keep_game, CompactPositions& out);
 
 // Reads one or more datasets (a merged file counts as one) into memory, in file order.
 CompactPositions load_positions(const std::vector<std::string>& paths, const LoadOptions& options);

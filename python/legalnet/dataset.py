@@ -37,8 +37,18 @@ from .inputs import DEFAULT_INPUT_KIND, encode_batch, input_kind
 from .moves import FLIP_RANKS, MOVE_INDICES
 
 FORMAT = "legalnet-dataset"
+# The dataset's columns, name -> (element type, each row's shape), in the order of the C++
+# tables (lib/data/dataset_format.h ROW_COLUMNS and GAME_COLUMNS; tests/python/test_package.py
+# checks them against a file tensorize wrote from those tables).
+ROW_COLUMNS = {"positions": ("int8", (7, 8, 8)), "legal_moves": ("uint8", (MOVE_INDICES,)),
+               "played_move": ("int16", ()), "played_promotion": ("int8", ()), "game": ("int64", ()),
+               "ply": ("int32", ()), "castling": ("uint8", ()), "en_passant": ("int8", ()),
+               "halfmove_clock": ("int32", ()), "fullmove_number": ("int32", ())}
+GAME_COLUMNS = {"first_row": ("int64", ()), "num_rows": ("int32", ()), "plies": ("int32", ()),
+                "source": ("int32", ()), "source_game": ("int64", ()), "source_line": ("int64", ()),
+                "result": ("int8", ()), "termination": ("int8", ())}
 # The columns the readers take, with each row's shape.
-ROW_SHAPES = {"positions": (7, 8, 8), "legal_moves": (MOVE_INDICES,), "castling": (), "en_passant": (), "ply": ()}
+ROW_SHAPES = {name: ROW_COLUMNS[name][1] for name in ("positions", "legal_moves", "castling", "en_passant", "ply")}
 # Rows decoded together when a file's chunks cannot be read directly (merge's virtual datasets).
 FALLBACK_CHUNK_ROWS = 256
 # What a cached row costs: its fixed fields plus room for 40 legal moves (random games average
@@ -239,7 +249,7 @@ def _adler32(size, offsets, values):
 
 def _check_rows(path, start, planes, castling, en_passant):
     """ValueError "<file>: row <r>: ..." for the first row the C++ readers refuse
-    (lib/train/training_data.cpp): a plane value other than -1, 0 or +1, castling out of
+    (lib/data/row_block.cpp): a plane value other than -1, 0 or +1, castling out of
     0..15, en_passant out of -1..63, two pieces on a square, or a position the FEN parser
     refuses (kings, pawns, castling rights, en passant, the side not to move in check)."""
     n = len(planes)

@@ -348,3 +348,54 @@ TEST(Dataset, TruncatedForeignAndMismatchedFilesAreRefusedClearly) {
 
 }  // namespace
 }  // namespace legalnet
+
+namespace legalnet {
+namespace {
+
+// One row of the start position as a RowBlock holds it, row 7 of file "f.h5".
+data::RowBlock start_row() {
+  data::RowBlock b;
+  b.path = "f.h5";
+  b.start = 7;
+  b.count = 1;
+  b.planes.resize(encode::POSITION_SIZE);
+  encode::encode_planes(chess::Position(), b.planes.data());
+  using data::RowColumn;
+  for (RowColumn c : data::BLOCK_COLUMNS) b.columns[size_t(c)] = {0};
+  b.columns[size_t(RowColumn::CASTLING)] = {15};
+  b.columns[size_t(RowColumn::EN_PASSANT)] = {-1};
+  b.columns[size_t(RowColumn::FULLMOVE_NUMBER)] = {1};
+  return b;
+}
+
+TEST(Dataset, TheRowDecoderRefusesABadRowByFileRowAndField) {
+  using data::RowColumn;
+  EXPECT_EQ(start_row().position(0).fen(), std::string(chess::START_FEN));
+  const auto refused = [](data::RowBlock b) { return test::error_of([&] { b.position(0); }); };
+  data::RowBlock b = start_row();
+  b.planes[2 * 64 + 3 * 8 + 4] = 7;
+  EXPECT_EQ(refused(b), "f.h5: row 7: positions[2][3][4] is 7, not -1, 0 or +1");
+  b = start_row();
+  b.columns[size_t(RowColumn::CASTLING)] = {200};
+  EXPECT_EQ(refused(b), "f.h5: row 7: castling is 200, not 0..15");
+  b = start_row();
+  b.columns[size_t(RowColumn::EN_PASSANT)] = {-2};
+  EXPECT_EQ(refused(b), "f.h5: row 7: en_passant is -2, not -1..63");
+  b = start_row();
+  b.planes[4 * 64 + 0] = 0;  // no rook on a1
+  EXPECT_EQ(refused(b),
+            "f.h5: row 7: not a position: FEN field 3: castling right 'Q' but the king or rook is not on its square");
+  b = start_row();
+  b.planes[3 * 64 + 0] = 1;  // a bishop on a1 beside the rook
+  EXPECT_EQ(refused(b), "f.h5: row 7: not a position: two pieces on square a1");
+  b = start_row();
+  b.columns[size_t(RowColumn::HALFMOVE_CLOCK)] = {-3};
+  EXPECT_EQ(refused(b), "f.h5: row 7: not a position: FEN field 5: halfmove clock '-3' is not a number");
+  b = start_row();
+  b.columns[size_t(RowColumn::EN_PASSANT)] = {20};  // e3, but no pawn just double-pushed
+  EXPECT_EQ(refused(b),
+            "f.h5: row 7: not a position: FEN field 4: en-passant square e3 does not follow a double pawn push");
+}
+
+}  // namespace
+}  // namespace legalnet

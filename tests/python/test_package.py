@@ -114,6 +114,19 @@ class Data(unittest.TestCase):
     def tearDownClass(cls):
         cls.folder.cleanup()
 
+    def test_the_column_tables_are_the_cpp_ones(self):
+        # tensorize creates every dataset from lib/data/dataset_format.h's tables, in their order.
+        from legalnet.dataset import GAME_COLUMNS, ROW_COLUMNS
+        with h5py.File(self.path) as f:
+            def table(group):
+                names = []
+                group.visit(names.append)
+                return {name: (group[name].dtype.name, group[name].shape[1:]) for name in names
+                        if isinstance(group[name], h5py.Dataset)}
+            self.assertEqual(table(f["games"]), GAME_COLUMNS)
+            rows = {k: v for k, v in table(f).items() if "/" not in k}
+            self.assertEqual(rows, ROW_COLUMNS)
+
     def test_dataset_items_and_rows(self):
         data = legalnet.Dataset(self.path, inputs="state", rows=[3, 1])
         self.assertEqual(len(data), 2)
