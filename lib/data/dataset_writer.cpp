@@ -206,10 +206,10 @@ struct DatasetWriter::Impl {
     in_flight.push_back(pool.submit([j = std::move(job)] { return compress_job(j); }));
     job = ChunkJob{};
     ++chunks_submitted;
-    // Bound the memory held by chunks in flight.
+    // Bound the memory held by chunks in flight. A chunk is written when the queue is full, never
+    // because it happened to be ready: the order of the file's writes, and so its bytes, depend on
+    // the rows alone, not on how fast the threads ran (--threads 2 twice gives the same file).
     while (in_flight.size() > size_t(2 * pool.size() + 2)) write_front_chunk();
-    while (!in_flight.empty() && in_flight.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready)
-      write_front_chunk();
   }
 
   void write_front_chunk() {
