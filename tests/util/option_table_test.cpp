@@ -95,7 +95,7 @@ TEST(OptionTable, HelpShowsIntegerRangesAsIntegers) {
   CLI::App app{"demo"};
   table().add_to(app, d);
   const std::string help = app.help();
-  EXPECT_NE(help.find("-n,--count INT:INT in [1 - 100]=10"), std::string::npos) << help;
+  EXPECT_NE(help.find("-n,--count UINT:INT in [1 - 100]=10"), std::string::npos) << help;
   EXPECT_NE(help.find("--rate FLOAT:0..1=0.5"), std::string::npos) << help;
 }
 
