@@ -26,4 +26,9 @@ std::string to_san(Position& pos, Move m);
 Move parse_san(const Position& pos, std::string_view text);
 Move parse_san(const Position& pos, std::string_view text, const MoveList& legal);
 
+// What a reader of FENs says when Position's constructor dropped void castling rights (the king
+// or rook is not on its square; python-chess reads them the same way): "castling rights 'Q'
+// dropped (the king or rook is not on its square)", without the caller's prefix.
+std::string castling_dropped_note(std::string_view dropped);
+
 }  // namespace legalnet::chess

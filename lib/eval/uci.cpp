@@ -206,7 +206,7 @@ class Session {
         return refuse(fmt::format("move {} of {}: {}", i + 1, moves, printable(e.what())));
       }
     }
-    if (!dropped.empty()) info("castling rights '" + dropped + "' dropped (the king or rook is not on its square)");
+    if (!dropped.empty()) info(chess::castling_dropped_note(dropped));
     pos_ = std::move(*next);
   }
 

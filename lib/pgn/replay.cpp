@@ -49,7 +49,7 @@ ReplayedGame replay_pgn_game(const PgnGame& game, const PlyVisitor& visit) {
       std::string dropped;
       r.start = chess::Position(fen, &dropped);
       if (!dropped.empty())
-        r.note = "FEN tag: castling rights '" + dropped + "' dropped (the king or rook is not on its square)";
+        r.note = "FEN tag: " + chess::castling_dropped_note(dropped);
     } catch (const Error& e) {
       r.error = "line " + std::to_string(game.tag_line("FEN")) + ": FEN tag: " + e.what();
       r.skip_reason =

@@ -100,7 +100,8 @@ struct Row {
   // An integer in [min, max] by CLI::Range (--help: "INT in [min - max]"), as the options had
   // before the tables; kept so that --help stays byte for byte what scripts and docs quote.
   Row& int_range(double min, double max) {
-    then.push_back([min, max](CLI::Option* o) { o->check(CLI::Range(min, max)); });
+    // Integer bounds: CLI::Range of doubles would say "FLOAT in [0 - 1e+06]".
+    then.push_back([min, max](CLI::Option* o) { o->check(CLI::Range(int64_t(min), int64_t(max))); });
     return bounded(min, max);
   }
   // --help shows the struct's default.

@@ -21,7 +21,6 @@
 #include "run/gen_moves.h"
 #include "train/batches.h"
 #include "train/distributed.h"
-#include "run/evaluate.h"
 #include "nn/device.h"
 #include "nn/loss.h"
 #include "train/metrics.h"
@@ -90,20 +89,6 @@ Batch batch_of_all(const CompactPositions& rows, encode::InputKind inputs = enco
   std::vector<uint32_t> all(rows.size());
   std::iota(all.begin(), all.end(), 0u);
   return make_batch(rows, all.data(), all.size(), false, inputs);
-}
-
-// Options to evaluate `model` on the tiny dataset's first `positions` rows, writing dir/report.json.
-EvaluateOptions tiny_evaluation(const std::string& model, const std::string& dir, uint64_t positions) {
-  EvaluateOptions o;
-  o.model = model;
-  o.data = {tiny_dataset()};
-  o.max_positions = positions;
-  o.device = "cpu";
-  o.compute_precision = Precision::FP32;  // figures computed by hand in fp32 (bf16: Precision.Bf16LogitsAreClose...)
-  o.threads = 1;
-  o.quiet = true;
-  o.report = dir + "/report.json";
-  return o;
 }
 
 TEST(Models, ShapesAndFixedOffIndices) {
@@ -679,128 +664,6 @@ TEST(ModelFile, ThePythonPackageReproducesTheCppNetworksAndInputs) {
 
 namespace legalnet::nn {
 namespace {
-
-// A model made for the test: every possibly-legal index gets probability 0.6, so every figure
-// of the report can be computed by hand from the legal-move counts.
-TEST(Evaluate, MetricsOfAConstantModelMatchHandComputedValues) {
-  const std::string dir = test::temp_dir("evaluate");
-  const ModelConfig c = config("mlp", 8, 0, 0);
-  auto net = make_model(c);
-  const double logit = std::log(0.6 / 0.4);
-  {
-    torch::NoGradGuard no_grad;
-    for (auto& p : net->named_parameters()) p.value().zero_();
-    for (auto& p : net->named_parameters())
-      if (p.key() == "out.bias") p.value().fill_(logit);
-  }
-  save_model(dir + "/constant.safetensors", c, *net, "{}");
-
-  EvaluateOptions o = tiny_evaluation(dir + "/constant.safetensors", dir, 200);
-  o.games = 3;
-  testing::internal::CaptureStdout();
-  run_evaluate(o);
-  const std::string table = testing::internal::GetCapturedStdout();
-  const auto report = nlohmann::json::parse(test::read_file(o.report));
-  const auto& d = report["dataset"];
-
-  data::DatasetReader reader(tiny_dataset());
-  const uint64_t n = 200;
-  std::vector<uint8_t> masks(n * encode::MOVE_INDICES);
-  reader.read_legal_moves(0, n, masks.data());
-  double legal = 0, legal_share = 0;
-  for (uint64_t r = 0; r < n; ++r) {
-    double l = 0;
-    for (int k = 0; k < encode::MOVE_INDICES; ++k) l += masks[r * encode::MOVE_INDICES + k];
-    legal += l;
-    legal_share += l * 0.6 / (1792 * 0.6 + 2304 / (1 + std::exp(20.0)));
-  }
-  const double off = -std::log1p(-1 / (1 + std::exp(20.0)));
-  const double bce = (legal * -std::log(0.6) + (1792.0 * n - legal) * -std::log(0.4) + 2304.0 * n * off) / (4096.0 * n);
-  EXPECT_EQ(d["positions"].get<uint64_t>(), n);
-  EXPECT_NEAR(d["bce"].get<double>(), bce, 1e-6);
-  EXPECT_DOUBLE_EQ(d["recall"].get<double>(), 1.0);
-  EXPECT_NEAR(d["precision"].get<double>(), legal / (1792.0 * n), 1e-9);
-  EXPECT_DOUBLE_EQ(d["exact_set_accuracy"].get<double>(), 0.0);
-  EXPECT_NEAR(d["legal_probability_mass"].get<double>(), legal_share / n, 1e-6);
-  EXPECT_EQ(d["false_positives"]["not a move of that piece"]["count"].get<uint64_t>() +
-                d["false_positives"]["blocked"]["count"].get<uint64_t>() +
-                d["false_positives"]["leaves or puts own king in check"]["count"].get<uint64_t>() +
-                d["false_positives"]["castling / en passant rules"]["count"].get<uint64_t>(),
-            uint64_t(1792.0 * n - legal));
-  EXPECT_EQ(report["games"]["games"].get<int>(), 3);
-  EXPECT_EQ(report["model"]["description"].get<std::string>(), "mlp 8");
-  EXPECT_NE(table.find("plies before the first illegal move"), std::string::npos);
-
-  // The same seed plays the same games; a missing dataset is refused by name.
-  testing::internal::CaptureStdout();
-  const std::string again = run_evaluate(o);
-  testing::internal::GetCapturedStdout();
-  EXPECT_EQ(nlohmann::json::parse(again)["games"]["mean_plies_before_first_illegal"],
-            report["games"]["mean_plies_before_first_illegal"]);
-  // The headline first; the games' picks in and out of check add up; the table says which rows.
-  const auto& g = report["games"];
-  EXPECT_EQ(g["picks_in_check"].get<uint64_t>() + g["picks_not_in_check"].get<uint64_t>(),
-            g["model_picks"].get<uint64_t>());
-  EXPECT_EQ(g["illegal_picks_in_check"].get<uint64_t>() + g["illegal_picks_not_in_check"].get<uint64_t>(),
-            g["illegal_picks"].get<uint64_t>());
-  EXPECT_EQ(d["rows_in_data"].get<uint64_t>(), reader.num_positions());
-  const std::string first = fmt::format("the first 200 of {} held-out rows", reader.num_positions());
-  ASSERT_NE(table.find(first), std::string::npos) << table;
-  EXPECT_LT(table.find("Headline"), table.find("On " + first));
-  EXPECT_LT(table.find("games ending by the rules"), table.find("plies before the first illegal move"));
-  // Over the whole set the rare kinds are counted in the one pass, with the second pass's figures.
-  o.max_positions = 0;
-  o.games = 0;
-  testing::internal::CaptureStdout();
-  const auto whole = nlohmann::json::parse(run_evaluate(o));
-  const std::string whole_table = testing::internal::GetCapturedStdout();
-  EXPECT_EQ(whole["dataset"]["positions"].get<uint64_t>(), reader.num_positions());
-  EXPECT_NE(whole_table.find(fmt::format("all {} held-out rows", reader.num_positions())), std::string::npos);
-  EXPECT_EQ(whole["dataset"]["rare_moves_whole_set"], d["rare_moves_whole_set"]);
-
-  o.data = {dir + "/missing.h5"};
-  EXPECT_EQ(test::error_of([&] { run_evaluate(o); }), dir + "/missing.h5: cannot open: no such file or not readable");
-}
-
-// evaluate builds a model's inputs from positions (dataset row -> Position -> BoardState),
-// train from compact rows (dataset row -> BoardState): for every input kind the two must be
-// the same bytes, and a model must score the same (its outputs mapped back to board order in
-// evaluate, its targets mapped into its frame in train).
-TEST(Evaluate, InputsFromPositionsAreThoseOfTrainingRowsForEveryKind) {
-  const CompactPositions rows = first_rows(300);
-  const data::DatasetReader reader(tiny_dataset());
-  const std::vector<chess::Position> positions = reader.read_board_positions(0, rows.size());
-  for (int k = 0; k < encode::INPUT_KIND_NB; ++k) {
-    const auto kind = encode::InputKind(k);
-    const size_t floats = size_t(encode::input_spec(kind).planes) * encode::PLANE_SIZE;
-    std::vector<float> from_row(floats), from_position(floats);
-    for (size_t r = 0; r < rows.size(); ++r) {
-      rows.expand_inputs(r, kind, from_row.data());
-      encode::write_inputs(kind, encode::BoardState::of(positions[r]), from_position.data());
-      ASSERT_EQ(from_row, from_position) << encode::input_spec(kind).name << " row " << r;
-    }
-  }
-  for (auto kind : {encode::InputKind::ATTACKS, encode::InputKind::STATE}) {
-    const std::string dir = test::temp_dir(std::string("inputs-") + encode::input_spec(kind).name);
-    ModelConfig c = config("resnet", 0, 1, 8);
-    c.inputs = kind;
-    torch::manual_seed(4);
-    auto net = make_model(c);
-    save_model(dir + "/model.safetensors", c, *net, "{}");
-    const EvaluateOptions o = tiny_evaluation(dir + "/model.safetensors", dir, rows.size());
-    testing::internal::CaptureStdout();
-    run_evaluate(o);
-    testing::internal::GetCapturedStdout();
-    const auto report = nlohmann::json::parse(test::read_file(o.report));
-    const LoadedModel loaded = load_model(o.model, torch::kCPU);
-    const Evaluation from_rows = evaluate_loss(*loaded.net, rows, 64, torch::kCPU, kind, Precision::FP32);
-    EXPECT_NEAR(report["dataset"]["bce"].get<double>(), from_rows.loss, 1e-6 * from_rows.loss);
-    EXPECT_EQ(report["model"]["input_kind"].get<std::string>(), encode::input_spec(kind).name);
-    EXPECT_EQ(report["model"]["input_kind_from_move_generator"].get<bool>(), kind == encode::InputKind::ATTACKS);
-    // The rare kinds are counted over every row of the set.
-    EXPECT_EQ(report["dataset"]["rare_moves_whole_set"]["positions_scanned"].get<uint64_t>(), reader.num_positions());
-  }
-}
 
 // bf16 autocast computes the same network: logits close to fp32's, and a model evaluates in
 // either precision whatever it was trained in.

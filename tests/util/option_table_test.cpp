@@ -88,6 +88,17 @@ TEST(OptionTable, RefusesWhatIsOutOfRangeOrNotAChoice) {
   }
 }
 
+// --help says the ranges as the options said them before the tables: integers as CLI11's
+// "INT in [1 - 100]", numbers as "0..1".
+TEST(OptionTable, HelpShowsIntegerRangesAsIntegers) {
+  Demo d;
+  CLI::App app{"demo"};
+  table().add_to(app, d);
+  const std::string help = app.help();
+  EXPECT_NE(help.find("-n,--count UINT:INT in [1 - 100]=10"), std::string::npos) << help;
+  EXPECT_NE(help.find("--rate FLOAT:0..1=0.5"), std::string::npos) << help;
+}
+
 TEST(OptionTable, AnAliasSetsTheFieldThroughItsConversion) {
   testing::internal::CaptureStderr();
   const Demo d = parsed({"--file", "a", "--old-rate", "half"});

@@ -2,7 +2,7 @@
 // eval/uci.h; docs/uci.md says how to run it in a GUI or a match runner).
 #pragma once
 
-#include "run/evaluate.h"
+#include "run/evaluate/options.h"
 
 namespace legalnet::run {
 

@@ -1,4 +1,4 @@
-#include "run/uci.h"
+#include "run/evaluate/uci.h"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -17,6 +17,7 @@ namespace legalnet::run {
 
 int run_uci(const EvaluateOptions& o) {
   if (o.model.empty()) throw Error("no model: give --model runs/NAME/model.safetensors");
+  evaluate_options().validate(o);
   std::vector<std::string> others;  // the options of evaluate's other work
   for (const auto& [name, given] : {std::pair{"--data", !o.data.empty()}, {"--positions", !o.positions.empty()},
                                     {"--games", o.games > 0},

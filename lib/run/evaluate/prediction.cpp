@@ -1,0 +1,53 @@
+#include "run/evaluate/prediction.h"
+
+#include "encode/inputs.h"
+#include "nn/device.h"
+#include "nn/predict.h"
+#include "util/json.h"
+
+namespace legalnet::run {
+
+std::vector<float> EvaluatedNet::predict(const std::vector<const chess::Position*>& positions,
+                                         double* bce_sum) const {
+  return nn::predict(model, positions, device, precision, bce_sum);
+}
+
+std::vector<float> EvaluatedNet::predict(const std::vector<chess::Position>& positions, double* bce_sum) const {
+  std::vector<const chess::Position*> pointers;
+  pointers.reserve(positions.size());
+  for (const auto& p : positions) pointers.push_back(&p);
+  return predict(pointers, bce_sum);
+}
+
+EvaluatedNet load_evaluated_net(const EvaluateOptions& o) {
+  EvaluatedNet net;
+  net.device = nn::pick_device(o.device);
+  net.precision = nn::resolve_precision(o.compute_precision, net.device);
+  nn::configure_threads(o.threads);
+  nn::keep_freed_memory();
+  nn::configure_for_speed(net.device, net.precision);
+  net.model = nn::load_model(o.model, net.device);
+  net.model.net->eval();
+  nn::choose_memory_format(*net.model.net);
+  return net;
+}
+
+ModelFacts model_facts(const EvaluatedNet& net) {
+  const nn::ModelConfig& c = net.model.config;
+  const encode::InputSpec& inputs = encode::input_spec(c.inputs);
+  return {.description = c.describe(),
+          .config = nlohmann::ordered_json::parse(c.to_json()),
+          .input_kind = c.inputs_name(),
+          .input_kind_from_move_generator = inputs.from_move_generator,
+          .input_kind_description = inputs.description,
+          .parameters = nn::count_parameters(*net.model.net),
+          .training = parse_json<nlohmann::ordered_json>(net.model.training_json)};
+}
+
+RunDevice run_device(const EvaluatedNet& net, const EvaluateOptions& o) {
+  RunDevice d{.device = net.device.str(), .precision = nn::precision_name(net.precision), .note = std::nullopt};
+  if (o.device == "auto" && !net.device.is_cuda()) d.note = nn::cpu_fallback_reason();
+  return d;
+}
+
+}  // namespace legalnet::run

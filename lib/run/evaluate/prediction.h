@@ -1,0 +1,35 @@
+// The net an evaluation measures, on the device and in the arithmetic the options resolve to:
+// every pass (dataset, rare moves, position sets, games, --fen) asks it through here.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "chess/position.h"
+#include "nn/model_file.h"
+#include "nn/precision.h"
+#include "run/evaluate/options.h"
+#include "run/evaluate/report.h"
+
+namespace legalnet::run {
+
+struct EvaluatedNet {
+  nn::LoadedModel model;
+  torch::Device device = torch::kCPU;
+  nn::Precision precision = nn::Precision::FP32;
+
+  // The sigmoid outputs of each position in board order, encode::MOVE_INDICES a position (nn::predict);
+  // with bce_sum, adds their summed BCE against the legal moves.
+  std::vector<float> predict(const std::vector<const chess::Position*>& positions, double* bce_sum = nullptr) const;
+  std::vector<float> predict(const std::vector<chess::Position>& positions, double* bce_sum = nullptr) const;
+};
+
+// Resolves --device and --precision, sets the threads and loads --model, ready to predict.
+EvaluatedNet load_evaluated_net(const EvaluateOptions& options);
+
+// The model file's facts and the resolved device, for the report.
+ModelFacts model_facts(const EvaluatedNet& net);
+RunDevice run_device(const EvaluatedNet& net, const EvaluateOptions& options);
+
+}  // namespace legalnet::run
