@@ -36,7 +36,7 @@ const options::Table<Demo>& table() {
       {
           R::value(&Demo::files, "--file", "files", "Input files").required(),
           R::value(&Demo::rate, "--rate", "rate", "A rate").range(0, 1).show_default().keep_on_resume(),
-          R::fact("measured"),
+          R::fact("measured").keep_on_resume("the measured value"),
           R::value(&Demo::count, "--count,-n", "count", "A count").int_range(1, 100).show_default(),
           R::choice(&Demo::colour, "--colour", "colour", COLOURS, "A colour").keep_on_resume(),
           R::flag(&Demo::loud, "--loud", "", "Not recorded"),
@@ -88,6 +88,18 @@ TEST(OptionTable, RefusesWhatIsOutOfRangeOrNotAChoice) {
   }
 }
 
+// --help says what the options said before the tables: an integer range as CLI11 prints one of
+// ints, a number range as in_range's "min..max".
+TEST(OptionTable, HelpShowsIntegerRangesAsIntegers) {
+  Demo d;
+  CLI::App app{"demo"};
+  table().add_to(app, d);
+  const std::string help = app.help();
+  EXPECT_NE(help.find("INT in [1 - 100]"), std::string::npos) << help;
+  EXPECT_EQ(help.find("FLOAT in"), std::string::npos) << help;
+  EXPECT_NE(help.find("0..1"), std::string::npos) << help;
+}
+
 TEST(OptionTable, AnAliasSetsTheFieldThroughItsConversion) {
   testing::internal::CaptureStderr();
   const Demo d = parsed({"--file", "a", "--old-rate", "half"});
@@ -104,12 +116,14 @@ TEST(OptionTable, RecordsKeyedRowsInOrderWithFactsAndNothingInsideAFact) {
 
 TEST(OptionTable, KeptOptionsArePointersWithTheLongFlag) {
   const auto kept = table().kept();
-  ASSERT_EQ(kept.size(), 3u);
+  ASSERT_EQ(kept.size(), 4u);
   EXPECT_EQ(kept[0].pointer, "/rate");
   EXPECT_EQ(kept[0].option, "--rate");
-  EXPECT_EQ(kept[1].pointer, "/colour");
-  EXPECT_EQ(kept[2].pointer, "/inner/width");
-  EXPECT_EQ(kept[2].option, "--width");
+  EXPECT_EQ(kept[1].pointer, "/measured");  // a fact: named as its row says
+  EXPECT_EQ(kept[1].option, "the measured value");
+  EXPECT_EQ(kept[2].pointer, "/colour");
+  EXPECT_EQ(kept[3].pointer, "/inner/width");
+  EXPECT_EQ(kept[3].option, "--width");
 }
 
 TEST(OptionTable, ValidateNamesTheFirstOptionOutOfRange) {
