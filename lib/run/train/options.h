@@ -1,0 +1,115 @@
+// train's options: the struct a run reads, its choice tables, and TRAIN_TABLE, the one
+// declaration of every option (flag, field, options.json key, range or choices, help, kept
+// on --resume) from which the command line, --help, validate(), options.json and the resume
+// check are made (util/option_table.h). A new option is a field here, a row in options.cpp
+// and its use.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/kernels_choice.h"
+#include "nn/model_config.h"
+#include "nn/precision_choice.h"
+#include "train/process_group_spec.h"
+#include "train/run_folder.h"
+#include "util/option_table.h"
+
+namespace legalnet::run {
+
+enum class Optimizer { ADAM, ADAMW, SGD };
+struct OptimizerSpec {
+  Optimizer value;
+  const char* name;  // --optimizer, options.json, the checkpoint's "optimizer"
+};
+inline constexpr std::array<OptimizerSpec, 3> OPTIMIZERS{{
+    {Optimizer::ADAM, "adam"},
+    {Optimizer::ADAMW, "adamw"},
+    {Optimizer::SGD, "sgd"},  // Nesterov momentum 0.9
+}};
+
+// Where the training rows live: memory loads them compactly and shuffles whole epochs, stream
+// reads blocks through a shuffle buffer, auto streams when memory would take over half the RAM.
+enum class DataMode { AUTO, MEMORY, STREAM };
+struct DataModeSpec {
+  DataMode value;
+  const char* name;  // --data-mode, options.json
+};
+inline constexpr std::array<DataModeSpec, 3> DATA_MODES{{
+    {DataMode::AUTO, "auto"},
+    {DataMode::MEMORY, "memory"},
+    {DataMode::STREAM, "stream"},
+}};
+
+// train's peak learning rate when --lr is left out, by architecture. The resnet's was measured
+// (docs/benchmarks.md, issue 24: 2e-3 to 3.2e-2 tried; 1e-2 took the default from 84.9% to 95.7%
+// clean games at the same steps); the others keep the 2e-3 they were run with, not tuned.
+struct DefaultLr {
+  nn::ModelKind value;
+  double lr;
+};
+inline constexpr std::array<DefaultLr, 4> DEFAULT_LRS{{
+    {nn::ModelKind::MLP, 2e-3},
+    {nn::ModelKind::CONV, 2e-3},
+    {nn::ModelKind::RESNET, 1e-2},
+    {nn::ModelKind::ATTENTION, 2e-3},
+}};
+
+struct TrainOptions {
+  std::vector<std::string> data;  // training datasets (several files, or a merged one)
+  std::vector<std::string> val;   // validation datasets; empty: split `data` by game
+  double val_fraction = 0.02;     // share of games held out when `val` is empty
+  uint64_t val_max = 20000;       // positions used for each validation pass
+  std::string report;             // the run's JSON summary (--report), written by rank 0
+  std::string out;                // run folder: model.safetensors, checkpoint.safetensors, metrics.csv, options.json
+  nn::ModelConfig model;          // the architecture (--arch and its sizes, --inputs)
+  int epochs = 1;
+  int64_t max_steps = 0;  // 0: epochs decide
+  double max_time = 0;    // seconds of training; 0: no limit
+  int batch_size = 256;
+  double lr = 0;  // peak learning rate; 0: the architecture's (DEFAULT_LRS)
+  Optimizer optimizer = Optimizer::ADAM;
+  double weight_decay = 0;
+  double warmup = 0.02;               // share of the steps with a linear warm-up
+  double min_lr_ratio = 0.02;         // the cosine decays to lr * min_lr_ratio
+  double clip = 1.0;                  // gradient-norm clipping; 0: off
+  int position_ply_limit = 0;         // train only on positions with ply < this (0: all), like games cut there
+  int check_weight = 1;               // positions whose side to move is in check appear this often per epoch
+  int rare_weight = 1;                // positions with a legal castling or en-passant move appear this often
+  DataMode data_mode = DataMode::AUTO;
+  uint64_t shuffle_buffer = 1 << 18;  // positions in the shuffle buffer of stream mode
+  uint64_t seed = 0;
+  std::string device = "auto";                            // auto | cpu | cuda | cuda:N
+  nn::Precision compute_precision = nn::Precision::AUTO;  // --precision (nn/precision_choice.h)
+  nn::Kernels kernels = nn::Kernels::TORCH;               // --kernels (nn/kernels_choice.h)
+  int threads = 0;                                        // 0: all cores
+  int64_t eval_every = 1000;                              // steps between metric rows
+  int64_t checkpoint_every = 2000;
+  int64_t stop_at_step = 0;  // end this process after this step, checkpointed (0: never)
+  bool resume = false;
+  bool force = false;
+  bool quiet = false;
+  std::string command_line;
+  // Several processes: --batch-size is per rank, a step takes world_size x batch_size rows,
+  // and only rank 0 writes the run folder.
+  train::ProcessGroupSpec ranks;
+};
+
+// Every option of train, in --help's order; the keys with options.json's (and the run's facts,
+// R::fact, where options.json records them).
+extern const options::Table<TrainOptions> TRAIN_TABLE;
+
+// The table's ranges and the checks across options, before any file is read (a typo costs
+// nothing): throws legalnet::Error naming the option.
+void validate(const TrainOptions& o);
+
+// What --resume compares with the run's options.json: TRAIN_TABLE's kept rows, and the data.
+std::vector<train::KeptOption> kept_on_resume();
+std::vector<train::KeptData> kept_data();
+
+// The highest ply the training data readers keep (train/: -1 keeps all) for --position-ply-limit.
+inline int max_ply(const TrainOptions& o) { return o.position_ply_limit - 1; }
+
+}  // namespace legalnet::run
