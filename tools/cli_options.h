@@ -14,6 +14,7 @@
 
 #include "util/text.h"
 #include "nn/precision_choice.h"
+#include "run/device_rows.h"
 #include "util/choices.h"
 #include "util/option_table.h"
 #include "util/version.h"
@@ -25,18 +26,8 @@ using options::in_range;
 using options::MAX_COUNT;
 using options::names_of;
 
-// auto | cpu | cuda | cuda:N, checked by the parser before any data loads.
-inline CLI::Validator device_choice() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        if (text == "auto" || text == "cpu" || text == "cuda") return {};
-        if (text.rfind("cuda:", 0) == 0 && text.size() > 5 && text.size() < 9 &&
-            text.find_first_not_of("0123456789", 5) == std::string::npos)
-          return {};
-        return "device '" + text + "': expected auto, cpu, cuda or cuda:N";
-      },
-      "auto|cpu|cuda|cuda:N");
-}
+// auto | cpu | cuda | cuda:N (run/device_rows.h, where train's table declares --device).
+using run::device_choice;
 
 // --threads, the same in all four tools: 0 is every core.
 inline CLI::Option* add_threads_option(CLI::App& app, int& threads, const std::string& what) {

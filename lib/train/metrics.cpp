@@ -1,6 +1,10 @@
 #include "train/metrics.h"
 
+#include <fmt/core.h>
+
+#include <charconv>
 #include <numeric>
+#include <string_view>
 
 #include "encode/encode.h"
 #include "train/batches.h"
@@ -30,6 +34,69 @@ Evaluation evaluate_loss(nn::PolicyNet& net, const CompactPositions& data, int b
   e.positions = data.size();
   e.loss = data.size() ? loss_sum / (double(data.size()) * encode::MOVE_INDICES) : 0.0;
   return e;
+}
+
+
+Evaluation all_ranks_sum(Collectives& ranks, const Evaluation& mine) {
+  if (ranks.world_size() == 1) return mine;
+  auto t = torch::tensor({mine.loss * double(mine.positions) * encode::MOVE_INDICES, double(mine.positions),
+                          double(mine.true_positives), double(mine.false_positives), double(mine.false_negatives)},
+                         torch::kFloat64);
+  ranks.all_reduce_sum(t);
+  Evaluation all;
+  all.positions = uint64_t(t[1].item<double>());
+  all.loss = all.positions ? t[0].item<double>() / (double(all.positions) * encode::MOVE_INDICES) : 0.0;
+  all.true_positives = uint64_t(t[2].item<double>());
+  all.false_positives = uint64_t(t[3].item<double>());
+  all.false_negatives = uint64_t(t[4].item<double>());
+  return all;
+}
+
+namespace {
+
+struct MetricsColumn {
+  const char* name;
+  std::string (*format)(const MetricsRow&);
+};
+
+constexpr MetricsColumn METRICS_COLUMNS[] = {
+    {"step", [](const MetricsRow& r) { return fmt::format("{}", r.step); }},
+    {"epoch", [](const MetricsRow& r) { return fmt::format("{:.4f}", r.epoch); }},
+    {"samples", [](const MetricsRow& r) { return fmt::format("{}", r.samples); }},
+    {"train_loss", [](const MetricsRow& r) { return fmt::format("{:.6g}", r.train_loss); }},
+    {"val_loss", [](const MetricsRow& r) { return fmt::format("{:.6g}", r.val_loss); }},
+    {"precision", [](const MetricsRow& r) { return fmt::format("{:.5f}", r.precision); }},
+    {"recall", [](const MetricsRow& r) { return fmt::format("{:.5f}", r.recall); }},
+    {"f1", [](const MetricsRow& r) { return fmt::format("{:.5f}", r.f1); }},
+    {"samples_per_s", [](const MetricsRow& r) { return fmt::format("{:.1f}", r.samples_per_s); }},
+    {"lr", [](const MetricsRow& r) { return fmt::format("{:.6g}", r.lr); }},
+    {"elapsed_s", [](const MetricsRow& r) { return fmt::format("{:.1f}", r.elapsed_s); }},
+};
+
+}  // namespace
+
+std::string metrics_header() {
+  std::string line;
+  for (const auto& c : METRICS_COLUMNS) line += (line.empty() ? "" : ",") + std::string(c.name);
+  return line + "\n";
+}
+
+std::string metrics_line(const MetricsRow& row) {
+  std::string line;
+  for (const auto& c : METRICS_COLUMNS) line += (line.empty() ? "" : ",") + c.format(row);
+  return line + "\n";
+}
+
+std::vector<tensorboard::Scalar> metrics_scalars(const MetricsRow& row) {
+  std::vector<tensorboard::Scalar> scalars;
+  for (const auto& c : METRICS_COLUMNS) {
+    if (std::string_view(c.name) == "step") continue;
+    const std::string text = c.format(row);
+    double value = 0;
+    std::from_chars(text.data(), text.data() + text.size(), value);  // "nan" and "inf" too
+    scalars.push_back({c.name, float(value)});
+  }
+  return scalars;
 }
 
 }  // namespace legalnet::train

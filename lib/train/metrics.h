@@ -1,10 +1,16 @@
-// Loss and thresholded precision/recall of a model over in-memory positions.
+// Loss and thresholded precision/recall of a model over in-memory positions, their sum over
+// the ranks, and metrics.csv's row.
 #pragma once
 
 #include <torch/torch.h>
 
+#include <string>
+#include <vector>
+
 #include "nn/models.h"
 #include "nn/precision.h"
+#include "train/distributed.h"
+#include "train/tensorboard.h"
 #include "train/training_data.h"
 #include "util/stats.h"
 
@@ -20,5 +26,21 @@ struct Evaluation : Counts {
 // inputs of the net's kind (ModelConfig::inputs) computed in `precision`.
 Evaluation evaluate_loss(nn::PolicyNet& net, const CompactPositions& data, int batch_size, const torch::Device& device,
                          encode::InputKind inputs, nn::Precision precision);
+
+// The sums behind an evaluation, added up over the ranks (each validates its share of the rows).
+Evaluation all_ranks_sum(Collectives& ranks, const Evaluation& mine);
+
+// One row of metrics.csv. Its columns (metrics.cpp's METRICS_COLUMNS) are its one schema: the
+// header, every row and the TensorBoard scalars of each row come from them, and
+// scripts/plot-metrics finds its columns by these names.
+struct MetricsRow {
+  int64_t step, samples;
+  double epoch, train_loss, val_loss, precision, recall, f1, samples_per_s, lr, elapsed_s;
+};
+std::string metrics_header();
+std::string metrics_line(const MetricsRow& row);
+// The row's TensorBoard scalars, tagged with the column names: every column but the step
+// (TensorBoard's own axis), each the value metrics.csv holds (its text, as a float).
+std::vector<tensorboard::Scalar> metrics_scalars(const MetricsRow& row);
 
 }  // namespace legalnet::train

@@ -32,54 +32,17 @@ constexpr const char* RUN_FILES[] = {"model.safetensors", "checkpoint.safetensor
                                      "checkpoint.pt"};
 constexpr const char* OLD_CHECKPOINT = "checkpoint.pt";
 
-// The options a resumed run must share with its checkpoint's run, as options.json names them,
-// in the order a difference is reported. Left out, free to change on --resume: how long it
-// runs (--epochs, --max-steps, --max-time, --stop-at-step), how often it reports
-// (--eval-every, --checkpoint-every) and where and how fast (--device, --precision,
-// --kernels, --threads, --quiet); everything else decides which rows, in which order, the run learns
-// from and how.
-struct KeptOption {
-  const char* key;
-  const char* option;
-};
-constexpr KeptOption KEPT_OPTIONS[] = {
-    {"val_fraction", "--val-fraction"},
-    {"val_max", "--val-max"},
-    {"batch_size", "--batch-size"},
-    {"lr", "--lr"},
-    {"optimizer", "--optimizer"},
-    {"weight_decay", "--weight-decay"},
-    {"warmup", "--warmup"},
-    {"min_lr_ratio", "--min-lr-ratio"},
-    {"clip", "--clip"},
-    {"position_ply_limit", "--position-ply-limit"},
-    {"max_ply", "--max-plies"},  // runs written before --position-ply-limit
-    {"check_weight", "--check-weight"},
-    {"rare_weight", "--rare-weight"},
-    {"data_mode", "--data-mode"},
-    {"shuffle_buffer", "--shuffle-buffer"},
-    {"processes", "the number of processes (WORLD_SIZE)"},
-    {"seed", "--seed"},
-};
-// The net: options.json's "model", one key per option.
-constexpr KeptOption MODEL_OPTIONS[] = {
-    {"kind", "--arch"},    {"hidden", "--hidden"},         {"blocks", "--blocks"},
-    {"channels", "--channels"}, {"heads", "--heads"},      {"squeeze_excitation", "--se"},
-    {"geometric_head", "--full-head"}, {"mixing", "--mixing"}, {"input_kind", "--inputs"}, {"inputs", "--inputs"},
-};
-
 std::string shown(const nlohmann::json& value) { return json_excerpt(value); }
 
-// The datasets, named by options.json's "data" and "val" as spelled on the command line, and
-// known by "data_files" and "val_files": each file's resolved path, row and game counts and
-// content fingerprint (data/dataset_identity.h). A run resumes on the same files holding the
-// same rows, whatever the spelling: ./d.h5 for d.h5, an absolute path after a Slurm requeue.
-struct KeptData {
-  const char* key;        // the spelling as given
-  const char* files_key;  // the identities
-  const char* option;
+// Where a kept option's pointer points: "/lr" at the key "lr", "/model/hidden" at "hidden"
+// inside the object "model".
+struct Place {
+  std::string object, key;
 };
-constexpr KeptData KEPT_DATA[] = {{"data", "data_files", "--data"}, {"val", "val_files", "--val"}};
+Place place_of(const std::string& pointer) {
+  const size_t last = pointer.rfind('/');
+  return {last == 0 ? std::string() : pointer.substr(1, last - 1), pointer.substr(last + 1)};
+}
 
 // The largest options.json a run reads back (train writes a few KB).
 constexpr uint64_t MAX_OPTIONS_BYTES = uint64_t(1) << 20;
@@ -138,7 +101,7 @@ double wall_time() {
 // Refuses other files than the run's (by resolved path), or its files holding other rows.
 void check_same_data(const std::string& options_path, const nlohmann::json& run, const nlohmann::json& now,
                      const KeptData& kept) {
-  const char *key = kept.key, *files_key = kept.files_key, *option = kept.option;
+  const std::string &key = kept.key, &files_key = kept.files_key, &option = kept.option;
   const nlohmann::json& was = run[files_key];
   const nlohmann::json& is = now[files_key];
   const std::string resumed = " in the run being resumed ('" + options_path + "')";
@@ -156,7 +119,7 @@ void check_same_data(const std::string& options_path, const nlohmann::json& run,
         detail = "'" + printable(path_of(is[i])) + "' is not " +
                  (was.is_array() && i < was.size() ? "'" + printable(path_of(was[i])) + "'" : std::string("among its files"));
     if (detail.empty()) detail = "fewer files";
-    throw Error("--resume: " + std::string(option) + " is " + shown(now[key]) + " here but " + shown(run[key]) +
+    throw Error("--resume: " + option + " is " + shown(now[key]) + " here but " + shown(run[key]) +
                 resumed + ": other files (" + detail + "); resume with the run's data, or start a new run");
   }
   // The same files: they must still hold the rows the run began with.
@@ -166,7 +129,7 @@ void check_same_data(const std::string& options_path, const nlohmann::json& run,
       auto field = [&](const char* name) { return e.contains(name) ? shown(e[name]) : std::string("?"); };
       return field("positions") + " positions, " + field("games") + " games, fingerprint " + field("fingerprint");
     };
-    throw Error("--resume: " + std::string(option) + " '" + printable(path_of(is[i])) +
+    throw Error("--resume: " + option + " '" + printable(path_of(is[i])) +
                 "' holds other data than when the run began (" + described(is[i]) + " now, " + described(was[i]) +
                 resumed + "); resume with the run's data, or start a new run");
   }
@@ -225,7 +188,8 @@ void RunFolder::lock() {
   lock_fd_ = fd;
 }
 
-void RunFolder::check_resumed_options(const std::string& options_json) const {
+void RunFolder::check_resumed_options(const std::string& options_json, const std::vector<KeptOption>& kept,
+                                      const std::vector<KeptData>& data) const {
   std::string text;
   try {
     text = read_run_file(options_path(), MAX_OPTIONS_BYTES);
@@ -242,34 +206,37 @@ void RunFolder::check_resumed_options(const std::string& options_json) const {
   const nlohmann::json now = nlohmann::json::parse(options_json);
   // Every option this run would record must be there to be compared: a key missing (an
   // options.json edited, emptied, or written before the key existed) is refused, not skipped.
-  auto require = [&](const nlohmann::json& was, const char* key, const std::string& where) {
+  auto require = [&](const nlohmann::json& was, const std::string& key, const std::string& where) {
     if (!was.contains(key))
       throw Error("--resume: '" + options_path() + "' has no " + where + "'" + key +
                   "' (edited, or written by an earlier legalnet): the run's options cannot be compared; start a new "
                   "run, or replace this one with --force");
   };
-  for (const KeptData& kept : KEPT_DATA) {
-    require(run, kept.key, "");
-    require(run, kept.files_key, "");
+  for (const KeptData& d : data) {
+    require(run, d.key, "");
+    require(run, d.files_key, "");
   }
-  for (const KeptOption& kept : KEPT_OPTIONS)
-    if (now.contains(kept.key)) require(run, kept.key, "");
-  if (now.contains("model")) {
-    require(run, "model", "");
-    if (!run["model"].is_object()) throw Error(options_path() + ": 'model' is not a JSON object");
-    for (const KeptOption& kept : MODEL_OPTIONS)
-      if (now["model"].contains(kept.key)) require(run["model"], kept.key, "'model' key ");
+  for (const KeptOption& k : kept)
+    if (const Place p = place_of(k.pointer); p.object.empty() && now.contains(p.key)) require(run, p.key, "");
+  for (const KeptOption& k : kept) {
+    const Place p = place_of(k.pointer);
+    if (p.object.empty() || !now.contains(p.object)) continue;
+    require(run, p.object, "");
+    if (!run[p.object].is_object()) throw Error(options_path() + ": '" + p.object + "' is not a JSON object");
+    if (now[p.object].contains(p.key)) require(run[p.object], p.key, "'" + p.object + "' key ");
   }
-  for (const KeptData& kept : KEPT_DATA) check_same_data(options_path(), run, now, kept);
-  auto differs = [&](const nlohmann::json& was, const nlohmann::json& is, const KeptOption& kept) {
-    if (!is.contains(kept.key) || was[kept.key] == is[kept.key]) return;
-    throw Error("--resume: " + std::string(kept.option) + " is " + shown(is[kept.key]) + " here but " +
-                shown(was[kept.key]) + " in the run being resumed ('" + options_path() +
-                "'); resume with the run's value, or start a new run");
+  for (const KeptData& d : data) check_same_data(options_path(), run, now, d);
+  auto differs = [&](const nlohmann::json& was, const nlohmann::json& is, const std::string& key,
+                     const std::string& option) {
+    if (!is.contains(key) || was[key] == is[key]) return;
+    throw Error("--resume: " + option + " is " + shown(is[key]) + " here but " + shown(was[key]) +
+                " in the run being resumed ('" + options_path() + "'); resume with the run's value, or start a new run");
   };
-  if (now.contains("model"))
-    for (const KeptOption& kept : MODEL_OPTIONS) differs(run["model"], now["model"], kept);
-  for (const KeptOption& kept : KEPT_OPTIONS) differs(run, now, kept);
+  for (const KeptOption& k : kept)  // the net's first
+    if (const Place p = place_of(k.pointer); !p.object.empty() && now.contains(p.object))
+      differs(run[p.object], now[p.object], p.key, k.option);
+  for (const KeptOption& k : kept)
+    if (const Place p = place_of(k.pointer); p.object.empty()) differs(run, now, p.key, k.option);
 }
 
 void RunFolder::start(const std::string& options_json, const std::string& csv_header) {

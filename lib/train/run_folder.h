@@ -13,6 +13,19 @@
 
 namespace legalnet::train {
 
+// An option --resume must keep, as the resume check compares it: a JSON pointer into options.json
+// ("/lr", or "/model/hidden" inside an object) and the name its message gives it ("--lr").
+struct KeptOption {
+  std::string pointer;
+  std::string option;
+};
+// A dataset option --resume must keep: options.json's `key` (the paths as spelled), its
+// `files_key` (each file's resolved path, counts and fingerprint, data/dataset_identity.h) and
+// the option's name.
+struct KeptData {
+  std::string key, files_key, option;
+};
+
 class RunFolder {
  public:
   // Checks, before any costly work, that `path` can hold this run: not a file, and either
@@ -28,13 +41,15 @@ class RunFolder {
   // Taken here when the folder exists (rank 0 only: the other ranks share its run), else by
   // start() once it has made the folder. Throws when another process holds it.
   void lock();
-  // --resume: `options_json` (what options_json() makes of this command line) must agree with
-  // the run's options.json on every option that decides what the run learns; the ones that
-  // only say how long or where it runs may change. Names the first option that differs.
-  // The data too: the same files (by resolved path) holding the same rows (counts and a
-  // fingerprint), whatever the paths' spelling. options.json is read by the run-file rules
-  // (util/files.h read_run_file), and one that lacks a key to compare is refused.
-  void check_resumed_options(const std::string& options_json) const;
+  // --resume: `options_json` (what this command line would record) must agree with the run's
+  // options.json on every `kept` option (those that decide what the run learns; the ones that
+  // only say how long or where it runs may change). Names the first option that differs, the
+  // ones inside an object ("/model/...") first. The `data` too: the same files (by resolved
+  // path) holding the same rows (counts and a fingerprint), whatever the paths' spelling.
+  // options.json is read by the run-file rules (util/files.h read_run_file), and one that lacks
+  // a key to compare is refused.
+  void check_resumed_options(const std::string& options_json, const std::vector<KeptOption>& kept,
+                             const std::vector<KeptData>& data) const;
 
   std::string model_path() const { return path_ + "/model.safetensors"; }
   std::string checkpoint_path() const { return path_ + "/checkpoint.safetensors"; }

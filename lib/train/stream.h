@@ -29,7 +29,7 @@ struct StreamOptions {
   double val_fraction = 0;            // rows of games held out by is_validation_game are skipped
   uint64_t shuffle_buffer = 1 << 18;  // rows resident in the shuffle buffer
   uint64_t block_rows = 8192;         // rows per block, a multiple of the files' 256-row chunks
-  encode::InputKind inputs = encode::InputKind::PLANES;  // ModelConfig::inputs
+  encode::InputKind inputs = encode::InputKind::STATE;  // ModelConfig::inputs, and its default
   BatchSlice slice;
 };
 

@@ -83,6 +83,7 @@ struct Row {
   std::string key;   // the JSON key it is recorded under; "model/hidden": inside the fact "model"; empty: not recorded
   std::string help;
   bool kept = false;       // --resume refuses another value
+  std::string kept_as;     // the name the resume check gives it, when not its flag (a fact's)
   bool in_fact = false;    // `key` points into a fact the run records whole: compared on resume, not written
   std::string alias_of;    // a deprecated spelling of this flag
   std::function<std::string(const std::string&)> convert;  // an alias's old meaning to the new one
@@ -99,10 +100,10 @@ struct Row {
   }
   // An integer in [min, max] by CLI::Range (--help: "INT in [min - max]"), as the options had
   // before the tables; kept so that --help stays byte for byte what scripts and docs quote.
-  Row& int_range(double min, double max) {
-    // Integer bounds: CLI::Range of doubles would say "FLOAT in [0 - 1e+06]".
-    then.push_back([min, max](CLI::Option* o) { o->check(CLI::Range(int64_t(min), int64_t(max))); });
-    return bounded(min, max);
+  // The bounds are integers: CLI::Range of doubles says "FLOAT in [1 - 1.04858e+06]".
+  Row& int_range(int64_t min, int64_t max) {
+    then.push_back([min, max](CLI::Option* o) { o->check(CLI::Range(min, max)); });
+    return bounded(double(min), double(max));
   }
   // --help shows the struct's default.
   Row& show_default() {
@@ -129,6 +130,12 @@ struct Row {
   Row& keep_on_resume() {
     kept = true;
     return *this;
+  }
+  // The same for a fact, which has no flag to be named by: `name` says what it is in the resume
+  // check's message ("the number of processes (WORLD_SIZE) is 2 here but 1 ...").
+  Row& keep_on_resume(std::string name) {
+    kept_as = std::move(name);
+    return keep_on_resume();
   }
   // `key` ("model/hidden") names a value inside a fact the run records whole ("model").
   Row& inside_fact() {
@@ -267,7 +274,10 @@ class Table {
   std::vector<KeptOption> kept() const {
     std::vector<KeptOption> out;
     for (const Row<Options>& row : rows_)
-      if (row.kept) out.push_back({"/" + row.key, row.flag.empty() ? row.key : long_name(row.flag)});
+      if (row.kept)
+        out.push_back({"/" + row.key, !row.kept_as.empty() ? row.kept_as
+                                      : row.flag.empty()    ? row.key
+                                                            : long_name(row.flag)});
     return out;
   }
 

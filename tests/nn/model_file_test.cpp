@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "nn/model_file.h"
 #include "nn/models.h"
@@ -235,6 +237,25 @@ TEST(ModelFile, CheckpointsRefuseAnotherOptimizerAndForeignTensors) {
   EXPECT_NE(test::error_of([&] { load_checkpoint(dir + "/bad.safetensors", c, *again, adam2, torch::kCPU); })
                 .find("metadata 'step' is '-3', not a non-negative number"),
             std::string::npos);
+}
+
+// python/legalnet/model_file.py's _LIMITS copies nn::MAX_SIZES (the Python loader refuses what
+// resolved() refuses): the line is read from the source and compared, so a size changed on one
+// side only fails here.
+TEST(ModelFile, PythonLimitsAreMaxSizes) {
+  const std::string source = test::read_file(std::string(LEGALNET_TEST_SOURCE_DIR) + "/../python/legalnet/model_file.py");
+  std::smatch line;
+  ASSERT_TRUE(std::regex_search(source, line, std::regex(R"(\n_LIMITS = \{([^}]*)\})"))) << "no _LIMITS line";
+  std::map<std::string, int> limits;
+  const std::string entries = line[1];
+  const std::regex entry(R"re("(\w+)": (\d+))re");
+  for (auto it = std::sregex_iterator(entries.begin(), entries.end(), entry); it != std::sregex_iterator(); ++it)
+    limits[(*it)[1]] = std::stoi((*it)[2]);
+  const std::map<std::string, int> expected{{"hidden", MAX_SIZES.hidden},
+                                            {"blocks", MAX_SIZES.blocks},
+                                            {"channels", MAX_SIZES.channels},
+                                            {"heads", MAX_SIZES.heads}};
+  EXPECT_EQ(limits, expected) << "_LIMITS: " << entries;
 }
 
 }  // namespace

@@ -7,7 +7,7 @@ plot=$root/scripts/plot-metrics
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/a/run" "$tmp/b/run" "$tmp/c/run"
-# train's own order (lib/run/train.cpp METRICS_COLUMNS)
+# train's own order (lib/train/metrics.cpp METRICS_COLUMNS)
 cat > "$tmp/a/run/metrics.csv" <<'CSV'
 step,epoch,samples,train_loss,val_loss,precision,recall,f1,samples_per_s,lr,elapsed_s
 100,0.1000,25600,0.0100,0.00900,0.90000,0.80000,0.84706,5000.0,0.001,5.1

@@ -36,7 +36,7 @@ const options::Table<Demo>& table() {
       {
           R::value(&Demo::files, "--file", "files", "Input files").required(),
           R::value(&Demo::rate, "--rate", "rate", "A rate").range(0, 1).show_default().keep_on_resume(),
-          R::fact("measured"),
+          R::fact("measured").keep_on_resume("the measured value"),
           R::value(&Demo::count, "--count,-n", "count", "A count").int_range(1, 100).show_default(),
           R::choice(&Demo::colour, "--colour", "colour", COLOURS, "A colour").keep_on_resume(),
           R::flag(&Demo::loud, "--loud", "", "Not recorded"),
@@ -115,12 +115,14 @@ TEST(OptionTable, RecordsKeyedRowsInOrderWithFactsAndNothingInsideAFact) {
 
 TEST(OptionTable, KeptOptionsArePointersWithTheLongFlag) {
   const auto kept = table().kept();
-  ASSERT_EQ(kept.size(), 3u);
+  ASSERT_EQ(kept.size(), 4u);
   EXPECT_EQ(kept[0].pointer, "/rate");
   EXPECT_EQ(kept[0].option, "--rate");
-  EXPECT_EQ(kept[1].pointer, "/colour");
-  EXPECT_EQ(kept[2].pointer, "/inner/width");
-  EXPECT_EQ(kept[2].option, "--width");
+  EXPECT_EQ(kept[1].pointer, "/measured");  // a fact: named as its row says
+  EXPECT_EQ(kept[1].option, "the measured value");
+  EXPECT_EQ(kept[2].pointer, "/colour");
+  EXPECT_EQ(kept[3].pointer, "/inner/width");
+  EXPECT_EQ(kept[3].option, "--width");
 }
 
 TEST(OptionTable, ValidateNamesTheFirstOptionOutOfRange) {

@@ -1,4 +1,8 @@
-// The train tool: BCE-with-logits training of a policy net on legalnet datasets.
+// train's options: the struct a run reads, its choice tables, and TRAIN_TABLE, the one
+// declaration of every option (flag, field, options.json key, range or choices, help, kept
+// on --resume) from which the command line, --help, validate(), options.json and the resume
+// check are made (util/option_table.h). A new option is a field here, a row in options.cpp
+// and its use.
 #pragma once
 
 #include <array>
@@ -10,6 +14,8 @@
 #include "nn/model_config.h"
 #include "nn/precision_choice.h"
 #include "train/process_group_spec.h"
+#include "train/run_folder.h"
+#include "util/option_table.h"
 
 namespace legalnet::run {
 
@@ -58,7 +64,7 @@ struct TrainOptions {
   uint64_t val_max = 20000;       // positions used for each validation pass
   std::string report;             // the run's JSON summary (--report), written by rank 0
   std::string out;                // run folder: model.safetensors, checkpoint.safetensors, metrics.csv, options.json
-  nn::ModelConfig model;
+  nn::ModelConfig model;          // the architecture (--arch and its sizes, --inputs)
   int epochs = 1;
   int64_t max_steps = 0;  // 0: epochs decide
   double max_time = 0;    // seconds of training; 0: no limit
@@ -75,11 +81,11 @@ struct TrainOptions {
   DataMode data_mode = DataMode::AUTO;
   uint64_t shuffle_buffer = 1 << 18;  // positions in the shuffle buffer of stream mode
   uint64_t seed = 0;
-  std::string device = "auto";     // auto | cpu | cuda | cuda:N
+  std::string device = "auto";                            // auto | cpu | cuda | cuda:N
   nn::Precision compute_precision = nn::Precision::AUTO;  // --precision (nn/precision_choice.h)
   nn::Kernels kernels = nn::Kernels::TORCH;               // --kernels (nn/kernels_choice.h)
-  int threads = 0;                 // 0: all cores
-  int64_t eval_every = 1000;       // steps between metric rows
+  int threads = 0;                                        // 0: all cores
+  int64_t eval_every = 1000;                              // steps between metric rows
   int64_t checkpoint_every = 2000;
   int64_t stop_at_step = 0;  // end this process after this step, checkpointed (0: never)
   bool resume = false;
@@ -91,16 +97,16 @@ struct TrainOptions {
   train::ProcessGroupSpec ranks;
 };
 
-struct TrainResult {
-  int64_t steps = 0;
-  double final_val_loss = 0;
-  double precision = 0, recall = 0;
-  double samples_per_second = 0;
-};
+// Every option of train, in --help's order; the keys with options.json's (and the run's facts,
+// R::fact, where options.json records them).
+extern const options::Table<TrainOptions> TRAIN_TABLE;
 
-TrainResult run_train(const TrainOptions& options);
+// The table's ranges and the checks across options, before any file is read (a typo costs
+// nothing): throws legalnet::Error naming the option.
+void validate(const TrainOptions& o);
 
-// The learning rate at `step` of `total`: linear warm-up, then cosine decay.
-double scheduled_lr(const TrainOptions& options, int64_t step, int64_t total);
+// What --resume compares with the run's options.json: TRAIN_TABLE's kept rows, and the data.
+std::vector<train::KeptOption> kept_on_resume();
+std::vector<train::KeptData> kept_data();
 
 }  // namespace legalnet::run

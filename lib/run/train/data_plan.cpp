@@ -1,0 +1,51 @@
+#include "run/train/data_plan.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+
+#include "data/dataset_reader.h"
+#include "util/choices.h"
+
+namespace legalnet::run {
+namespace {
+
+// Bytes a position takes in memory (CompactPositions: 64 squares, about 35 legal moves of
+// 2 bytes, game, ply, offsets); the estimate behind --data-mode auto.
+constexpr double COMPACT_BYTES_PER_POSITION = 160;
+
+// MemAvailable of /proc/meminfo ("MemAvailable:   20912644 kB"); 0 when unknown.
+uint64_t available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);)
+    if (line.rfind("MemAvailable:", 0) == 0) return std::stoull(line.substr(13)) * 1024;
+  return 0;
+}
+
+}  // namespace
+
+DataPlan plan_data(const TrainOptions& o, train::Collectives& ranks) {
+  uint64_t positions = 0;
+  for (const auto& path : o.data) positions += data::DatasetReader(path).num_positions();
+  const double need = double(positions) * COMPACT_BYTES_PER_POSITION;
+  const uint64_t available = available_memory_bytes();
+  // Unknown memory (no /proc/meminfo): assume the data fits, as before streaming existed.
+  const double budget = available ? double(available) / 2 / std::max(1, o.ranks.local_world_size) : need;
+  DataPlan plan;
+  plan.streamed = ranks.any(o.data_mode == DataMode::STREAM || (o.data_mode == DataMode::AUTO && need > budget));
+  if (plan.streamed)
+    plan.description =
+        fmt::format("streaming {} positions from the files ({}data-mode {}), shuffle buffer {} positions", positions,
+                    o.data_mode == DataMode::AUTO
+                        ? fmt::format("about {} MB would not fit in half the memory available, ", int64_t(need / 1e6))
+                        : "",
+                    choice_of(DATA_MODES, o.data_mode).name, o.shuffle_buffer);
+  else
+    plan.description = fmt::format("{} positions in memory, about {} MB (data-mode {})", positions, int64_t(need / 1e6),
+                                   choice_of(DATA_MODES, o.data_mode).name);
+  return plan;
+}
+
+}  // namespace legalnet::run

@@ -1,0 +1,29 @@
+// The run's rows: the training rows (held in memory or streamed, as the DataPlan says) and
+// this rank's share of the validation rows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "nn/model_config.h"
+#include "run/train/data_plan.h"
+#include "run/train/options.h"
+#include "train/batches.h"
+#include "train/distributed.h"
+#include "train/training_data.h"
+
+namespace legalnet::run {
+
+struct TrainingData {
+  DataPlan plan;
+  std::unique_ptr<train::CompactPositions> train_rows;  // memory mode: what `source` reads (a stable address)
+  std::unique_ptr<train::BatchSource> source;
+  uint64_t train_positions = 0;  // over all ranks
+  size_t val_positions = 0;      // over all ranks
+  train::CompactPositions val_share;
+};
+
+TrainingData load_training_data(const TrainOptions& o, const nn::ModelConfig& model, train::Collectives& ranks,
+                                bool verbose);
+
+}  // namespace legalnet::run

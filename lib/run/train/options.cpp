@@ -1,0 +1,258 @@
+#include "run/train/options.h"
+
+#include <fmt/core.h>
+
+#include "run/device_rows.h"
+#include "util/error.h"
+
+namespace legalnet::run {
+namespace {
+
+using R = options::Rows<TrainOptions>;
+
+// The fields inside `model` (options.json's "model", the net the run builds).
+#define MODEL_FIELD(name) \
+  [](auto& o) -> auto& { return o.model.name; }
+
+std::string architectures_help() {
+  std::string help = "The architecture (docs/train.md):";
+  for (const nn::ModelSpec& spec : nn::MODEL_SPECS) help += fmt::format(" {}, {};", spec.name, spec.description);
+  help.back() = '.';
+  return help;
+}
+
+std::string learning_rate_help() {
+  std::string help = "Peak learning rate; 0 or left out: the architecture's (";
+  for (const DefaultLr& row : DEFAULT_LRS) help += fmt::format("{} {:g}, ", nn::model_spec(row.value).name, row.lr);
+  help.replace(help.size() - 2, 2, ")");
+  return help;
+}
+
+// encode's input kinds as a choice table (util/choices.h: value and name).
+struct InputKindName {
+  encode::InputKind value;
+  const char* name;
+};
+const std::array<InputKindName, encode::INPUT_KIND_NB> INPUT_KINDS = [] {
+  std::array<InputKindName, encode::INPUT_KIND_NB> kinds{};
+  for (int k = 0; k < encode::INPUT_KIND_NB; ++k)
+    kinds[size_t(k)] = {encode::InputKind(k), encode::input_spec(encode::InputKind(k)).name};
+  return kinds;
+}();
+
+// The old --max-ply / --max-plies N kept positions with ply <= N, and -1 meant all.
+std::string old_max_ply(const std::string& text) {
+  int n = 0;
+  return CLI::detail::lexical_cast(text, n) && n >= -1 && n < 100000 ? std::to_string(n + 1)
+                                                                     : text + " (expected -1..99999)";
+}
+
+using Rows = std::vector<options::Row<TrainOptions>>;
+
+// The data and the outputs.
+Rows data_rows() {
+  return {
+      R::value(&TrainOptions::data, "--data", "data", "Training dataset(s)").required(),
+      R::value(&TrainOptions::val, "--val", "val", "Validation dataset(s); default: a split of --data by game"),
+      R::value(&TrainOptions::val_fraction, "--val-fraction", "val_fraction", "Share of games held out without --val")
+          .range(0, 0.99)
+          .show_default()
+          .keep_on_resume(),
+      R::value(&TrainOptions::val_max, "--val-max", "val_max", "Positions used per validation pass")
+          .range(1, options::MAX_COUNT)
+          .show_default()
+          .keep_on_resume(),
+      R::value(&TrainOptions::out, "--out", "", "Run folder (runs/NAME)").required(),
+      R::value(&TrainOptions::report, "--report", "",
+               "Also write the run's summary (steps, validation figures, speed) as JSON"),
+  };
+}
+
+// The net: options.json records it whole as the fact "model" (resolved); --resume compares it key by key.
+Rows model_rows() {
+  return {
+      R::choice(MODEL_FIELD(kind), "--arch", "model/kind", nn::MODEL_SPECS, architectures_help())
+          .inside_fact()
+          .keep_on_resume(),
+      R::alias("--model", "--arch"),
+      R::value(MODEL_FIELD(hidden), "--hidden", "model/hidden",
+               "mlp: hidden width (4096); conv: FC width (1024); attention: feed-forward width (2 x channels)")
+          .int_range(0, nn::MAX_SIZES.hidden)
+          .inside_fact()
+          .keep_on_resume(),
+      R::value(MODEL_FIELD(blocks), "--blocks", "model/blocks", "conv/resnet: blocks (8 / 6); attention: layers (6)")
+          .int_range(0, nn::MAX_SIZES.blocks)
+          .inside_fact()
+          .keep_on_resume(),
+      R::value(MODEL_FIELD(channels), "--channels", "model/channels",
+               "conv/resnet: filters (128 / 32); attention: token width (64)")
+          .int_range(0, nn::MAX_SIZES.channels)
+          .inside_fact()
+          .keep_on_resume(),
+      R::value(MODEL_FIELD(heads), "--heads", "model/heads", "attention: heads per layer (4)")
+          .int_range(0, nn::MAX_SIZES.heads)
+          .inside_fact()
+          .keep_on_resume(),
+      R::flag(MODEL_FIELD(squeeze_excitation), "--se", "model/squeeze_excitation",
+              "resnet: squeeze-excitation in each block")
+          .inside_fact()
+          .keep_on_resume(),
+      R::value(MODEL_FIELD(mixing), "--mixing", "model/mixing",
+               "resnet: none, or lines (each block also mixes features along every square's rank, file and "
+               "diagonals: one block sees a whole line)")
+          .validator(CLI::IsMember({"none", "lines"}))
+          .show_default()
+          .inside_fact()
+          .keep_on_resume(),
+      R::choice(MODEL_FIELD(inputs), "--inputs", "model/input_kind", INPUT_KINDS,
+                "What the net sees: state (the position from the mover's side, nothing derived), planes (the "
+                "predecessor's 7), attacks / state+attacks (+3 planes from the move generator: engine-assisted)")
+          .inside_fact()
+          .keep_on_resume(),
+      R::flag(MODEL_FIELD(geometric_head), "!--full-head", "model/geometric_head",
+              "mlp/conv: a 4096-wide last layer, as the predecessor (default: the 1792 possible moves)")
+          .inside_fact()
+          .keep_on_resume(),
+      R::fact("model"),
+      R::fact("model_description"),
+      R::fact("input_kind"),
+      R::fact("input_kind_from_move_generator"),
+      R::fact("compute_precision"),  // --precision as resolved on this device
+      R::fact("kernels"),            // --kernels (its row is with the device's), recorded beside the precision
+      R::fact("forward_flops_per_position"),
+  };
+}
+
+// How long and how it learns.
+Rows schedule_rows() {
+  return {
+      R::value(&TrainOptions::epochs, "--epochs", "epochs", "Passes over the training set")
+          .int_range(1, 1000000)
+          .show_default(),
+      R::value(&TrainOptions::max_steps, "--max-steps", "max_steps",
+               "Stop after this many steps (the schedule spans them)")
+          .range(0, options::MAX_COUNT),
+      R::value(&TrainOptions::max_time, "--max-time", "", "Stop after this many seconds of training").range(0, 1e9),
+      R::fact("total_steps"),
+      R::value(&TrainOptions::batch_size, "--batch-size", "batch_size", "Positions per step")
+          .int_range(1, 1 << 20)
+          .show_default()
+          .keep_on_resume(),
+      R::value(&TrainOptions::lr, "--lr", "lr", learning_rate_help()).range(0, 100).keep_on_resume(),
+      R::choice(&TrainOptions::optimizer, "--optimizer", "optimizer", OPTIMIZERS,
+                "Adam, AdamW, or SGD with Nesterov momentum 0.9")
+          .keep_on_resume(),
+      R::value(&TrainOptions::weight_decay, "--weight-decay", "weight_decay", "Weight decay")
+          .range(0, 10)
+          .show_default()
+          .keep_on_resume(),
+      R::value(&TrainOptions::warmup, "--warmup", "warmup", "Share of steps of linear warm-up, then cosine decay")
+          .range(0, 1)
+          .show_default()
+          .keep_on_resume(),
+      R::value(&TrainOptions::min_lr_ratio, "--min-lr-ratio", "min_lr_ratio", "Final learning rate / peak")
+          .range(0, 1)
+          .show_default()
+          .keep_on_resume(),
+      R::value(&TrainOptions::clip, "--clip", "clip", "Gradient-norm clipping (0: off)")
+          .range(0, 1e6)
+          .show_default()
+          .keep_on_resume(),
+  };
+}
+
+// Which rows, how often and in which order.
+Rows sample_rows() {
+  return {
+      R::value(&TrainOptions::position_ply_limit, "--position-ply-limit", "position_ply_limit",
+               "Train only on the positions before this ply of each game, as if games were cut there (0: all)")
+          .int_range(0, 100000)
+          .show_default()
+          .keep_on_resume(),
+      R::alias("--max-plies", "--position-ply-limit", old_max_ply),
+      R::alias("--max-ply", "--position-ply-limit", old_max_ply),
+      R::value(&TrainOptions::check_weight, "--check-weight", "check_weight",
+               "Positions whose side to move is in check appear this many times per epoch (the hardest 5%)")
+          .int_range(1, 100)
+          .show_default()
+          .keep_on_resume(),
+      R::value(&TrainOptions::rare_weight, "--rare-weight", "rare_weight",
+               "Positions with a legal castling or en-passant move appear this many times per epoch (a few in a "
+               "thousand)")
+          .int_range(1, 100)
+          .show_default()
+          .keep_on_resume(),
+      R::choice(&TrainOptions::data_mode, "--data-mode", "data_mode", DATA_MODES,
+                "Where the training rows live (see above)")
+          .keep_on_resume(),
+      R::value(&TrainOptions::shuffle_buffer, "--shuffle-buffer", "shuffle_buffer",
+               "stream: positions held in the shuffle buffer")
+          .range(1, 1e10)
+          .show_default()
+          .keep_on_resume(),
+      R::fact("processes").keep_on_resume("the number of processes (WORLD_SIZE)"),
+      R::value(&TrainOptions::seed, "--seed", "seed", "Seed of initialisation, shuffling and the validation split")
+          .show_default()
+          .keep_on_resume(),
+      R::fact("train_positions"),
+      R::fact("val_positions"),
+      R::fact("data_files"),  // each dataset's resolved path, counts and fingerprint (the resume check's)
+      R::fact("val_files"),
+  };
+}
+
+// How fast, how often it reports, when it stops and what it says (not recorded, free on --resume).
+Rows run_rows() {
+  return {
+      R::choice(&TrainOptions::kernels, "--kernels", "", nn::KERNELS,
+                "resnet's 3x3 convolutions on a CPU in fp32: torch's, or board (Winograd F(4x4,3x3) on the "
+                "8x8 board, our own; same weights); CUDA and bf16 always run torch's"),
+      R::value(&TrainOptions::eval_every, "--eval-every", "", "Steps between validation rows in metrics.csv")
+          .range(1, options::MAX_COUNT)
+          .show_default(),
+      R::value(&TrainOptions::checkpoint_every, "--checkpoint-every", "", "Steps between checkpoints")
+          .range(1, options::MAX_COUNT)
+          .show_default(),
+      R::value(&TrainOptions::stop_at_step, "--stop-at-step", "",
+               "End this process after this step with a checkpoint, to --resume later (e.g. within a job's "
+               "time limit); the schedule still spans the whole run")
+          .range(0, options::MAX_COUNT),
+      R::flag(&TrainOptions::resume, "--resume", "", "Continue the run in --out from its checkpoint"),
+      R::flag(&TrainOptions::force, "--force", "",
+              "Replace the run in --out (its files wait in OUT/replaced/ until the new model is saved)")
+          .excludes("--resume"),
+      R::flag(&TrainOptions::quiet, "--quiet,-q", "", "No progress bar and no per-evaluation lines"),
+  };
+}
+
+// The groups in --help's order.
+Rows all_rows() {
+  Rows rows;
+  for (Rows group :
+       {data_rows(), model_rows(), schedule_rows(), sample_rows(), device_rows<TrainOptions>(), run_rows()})
+    for (auto& row : group) rows.push_back(std::move(row));
+  return rows;
+}
+
+#undef MODEL_FIELD
+
+}  // namespace
+
+const options::Table<TrainOptions> TRAIN_TABLE{"train", all_rows()};
+
+void validate(const TrainOptions& o) {
+  if (o.data.empty()) throw Error("no training data: give --data FILE.h5");
+  if (o.out.empty()) throw Error("no run folder: give --out runs/NAME");
+  TRAIN_TABLE.validate(o);
+}
+
+std::vector<train::KeptOption> kept_on_resume() {
+  std::vector<train::KeptOption> kept;
+  for (const options::KeptOption& k : TRAIN_TABLE.kept()) kept.push_back({k.pointer, k.option});
+  return kept;
+}
+
+// --data and --val: the spelling given, and the files' identities (options.json's "data_files").
+std::vector<train::KeptData> kept_data() { return {{"data", "data_files", "--data"}, {"val", "val_files", "--val"}}; }
+
+}  // namespace legalnet::run

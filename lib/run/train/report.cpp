@@ -1,0 +1,32 @@
+#include "run/train/report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "util/console.h"
+#include "util/files.h"
+#include "util/provenance.h"
+
+namespace legalnet::run {
+
+void write_report(const std::string& path, const std::string& command_line, const TrainReport& r) {
+  nlohmann::ordered_json j = provenance_json("train", command_line);
+  j["out"] = r.out;
+  j["finished"] = r.finished;
+  j["steps"] = r.steps;
+  j["val_loss"] = r.val_loss;
+  j["val_precision"] = r.val_precision;
+  j["val_recall"] = r.val_recall;
+  j["samples_per_second"] = r.samples_per_second;
+  OutputFile out(path);
+  out.write(j.dump(2) + "\n");
+  out.commit();
+}
+
+void print_summary(const TrainReport& r) {
+  if (r.finished)
+    say("train: {} steps in {:.1f} s; model in {}\n", r.steps, r.train_seconds, r.model_path);
+  else
+    say("train: stopped after step {}; continue with --resume\n", r.steps);
+}
+
+}  // namespace legalnet::run

@@ -1,0 +1,26 @@
+// What a train run did: TrainReport, from which both --report's JSON and the run's last
+// terminal line are printed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace legalnet::run {
+
+struct TrainReport {
+  std::string out;        // the run folder
+  bool finished = false;  // false: paused at --stop-at-step, to --resume
+  int64_t steps = 0;      // the run's steps so far (a resumed run's included)
+  double train_seconds = 0;
+  std::string model_path;  // a finished run's model
+  // The last validation row's figures (0 when this process validated none).
+  double val_loss = 0, val_precision = 0, val_recall = 0;
+  double samples_per_second = 0;
+};
+
+// --report's JSON (provenance first, then the report) into `path`, written whole or not at all.
+void write_report(const std::string& path, const std::string& command_line, const TrainReport& r);
+// The run's last line on stderr: where the model is, or how to continue.
+void print_summary(const TrainReport& r);
+
+}  // namespace legalnet::run

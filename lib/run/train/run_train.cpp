@@ -1,0 +1,172 @@
+#include "run/train/run_train.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "data/dataset_identity.h"
+#include "encode/inputs.h"
+#include "nn/device.h"
+#include "nn/model_file.h"
+#include "nn/precision.h"
+#include "run/train/load_data.h"
+#include "run/train/optimizer.h"
+#include "run/train/training_loop.h"
+#include "train/metrics.h"
+#include "train/run_folder.h"
+#include "util/choices.h"
+#include "util/console.h"
+#include "util/error.h"
+#include "util/files.h"
+#include "util/provenance.h"
+
+namespace legalnet::run {
+namespace {
+
+// options.json's "data_files" and "val_files": each file's resolved path, counts and
+// fingerprint, by which --resume knows the data, whatever its path is spelled as.
+nlohmann::json data_identities(const std::vector<std::string>& paths) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& path : paths) {
+    const data::DatasetIdentity id = data::dataset_identity(path);
+    files.push_back(
+        {{"path", id.path}, {"positions", id.positions}, {"games", id.games}, {"fingerprint", id.fingerprint}});
+  }
+  return files;
+}
+
+// What a run knows besides its options, recorded in options.json (TRAIN_TABLE's facts).
+struct RunFacts {
+  const nn::ModelConfig& model;
+  nn::Precision precision;
+  int64_t total_steps = 0;
+  size_t train_positions = 0, val_positions = 0;
+  const nlohmann::json& identities;  // {"data_files": ..., "val_files": ...}
+};
+
+// options.json: provenance, then TRAIN_TABLE's keys with the run's facts.
+std::string options_json(const TrainOptions& o, const RunFacts& f) {
+  nlohmann::ordered_json facts;
+  facts["model"] = nlohmann::json::parse(f.model.to_json());
+  facts["model_description"] = f.model.describe();
+  facts["input_kind"] = f.model.inputs_name();
+  facts["input_kind_from_move_generator"] = encode::input_spec(f.model.inputs).from_move_generator;
+  facts["compute_precision"] = nn::precision_name(f.precision);
+  facts["kernels"] = nn::kernels_name(o.kernels);
+  facts["forward_flops_per_position"] = f.model.forward_flops();
+  facts["total_steps"] = f.total_steps;
+  facts["processes"] = o.ranks.world_size;
+  facts["train_positions"] = f.train_positions;
+  facts["val_positions"] = f.val_positions;
+  facts["data_files"] = f.identities["data_files"];
+  facts["val_files"] = f.identities["val_files"];
+  nlohmann::ordered_json j = provenance_json("train", o.command_line);
+  const nlohmann::ordered_json recorded = TRAIN_TABLE.record(o, facts);
+  for (const auto& [key, value] : recorded.items()) j[key] = value;
+  return j.dump(2);
+}
+
+// The device --device names; several processes on one node share its GPUs one each.
+torch::Device run_device(const TrainOptions& o) {
+  torch::Device device = nn::pick_device(o.device);
+  if (device.is_cuda() && o.ranks.world_size > 1 && (o.device == "auto" || o.device == "cuda"))
+    device = torch::Device(torch::kCUDA, c10::DeviceIndex(o.ranks.local_rank % int(torch::cuda::device_count())));
+  return device;
+}
+
+// The run's first lines: the net, the device, the data and the processes.
+void say_start(const TrainOptions& o, const TrainingRun& run, const nn::PolicyNet& net) {
+  const nn::ModelConfig& model = run.model;
+  if (o.device == "auto" && !run.device.is_cuda())
+    say("train: --device auto: {}: running on the CPU\n", nn::cpu_fallback_reason());
+  say("train: {} ({} parameters, {:.1f} MFLOP a position) on {} in {}, {} training / {} validation positions, {} "
+      "steps of {}\n",
+      model.describe(), nn::count_parameters(net), model.forward_flops() / 1e6, run.device.str(),
+      nn::precision_name(run.precision), run.data.train_positions, run.data.val_positions, run.total_steps,
+      o.batch_size * run.ranks.world_size());
+  say("train: inputs {}: {}\n", model.inputs_name(), encode::input_spec(model.inputs).description);
+  say("train: {}\n", run.data.plan.description);
+  if (run.ranks.world_size() > 1)
+    say("train: {} processes ({}), {} positions per process and step\n", run.ranks.world_size(), run.ranks.backend(),
+        o.batch_size);
+}
+
+// The loop to its end; the report written (rank 0) and said.
+TrainReport run_loop(TrainingLoop& loop, train::BatchLoader& loader, const TrainOptions& o, bool verbose,
+                     const std::string& options) {
+  for (;;) {
+    TrainReport report;
+    switch (loop.next()) {
+      case TrainingLoop::Next::STEP: loop.step(loader.next()); continue;
+      case TrainingLoop::Next::PAUSE: report = loop.pause(); break;
+      case TrainingLoop::Next::FINISH: report = loop.finish(options); break;
+    }
+    if (verbose) print_summary(report);
+    if (!o.report.empty() && o.ranks.is_main()) write_report(o.report, o.command_line, report);
+    return report;
+  }
+}
+
+}  // namespace
+
+// The wiring: options checked before any I/O, the run folder, the device, the data, the net
+// and its optimizer, then the loop.
+TrainReport run_train(const TrainOptions& given) {
+  validate(given);
+  const nn::ModelConfig model = given.model.resolved();
+  TrainOptions o = given;  // with the architecture's defaults, as options.json records them
+  if (o.lr == 0) o.lr = choice_of(DEFAULT_LRS, model.kind).lr;
+  const torch::Device device = run_device(o);
+  const nn::Precision precision = nn::resolve_precision(o.compute_precision, device);
+  std::vector<NamedPath> inputs;
+  for (const auto& path : o.data) inputs.push_back({"--data", path});
+  for (const auto& path : o.val) inputs.push_back({"--val", path});
+  check_outputs_are_not_inputs({{"--report", o.report}}, inputs);
+  if (!o.report.empty() && o.ranks.is_main()) check_output_writable({"--report", o.report});
+  train::RunFolder folder(o.out, o.resume, o.force, inputs);
+  if (o.ranks.is_main()) folder.lock();
+  const nlohmann::json identities = {{"data_files", data_identities(o.data)}, {"val_files", data_identities(o.val)}};
+  if (o.resume)
+    folder.check_resumed_options(options_json(o, {model, precision, 0, 0, 0, identities}), kept_on_resume(),
+                                 kept_data());
+
+  nn::configure_threads(o.threads);
+  nn::keep_freed_memory();
+  nn::configure_for_speed(device, precision);
+  torch::manual_seed(o.seed);
+  train::Collectives ranks(o.ranks, device);
+  const bool verbose = ranks.is_main() && !o.quiet;
+
+  TrainingData data = load_training_data(o, model, ranks, verbose);
+  auto net = nn::make_model(model);
+  net->to(device);
+  nn::choose_memory_format(*net);
+  net->use_kernels(o.kernels);
+  train::broadcast_state(ranks, *net);
+  auto optimizer = make_optimizer(o, *net);
+  int64_t total_steps = int64_t(o.epochs) * data.source->steps_per_epoch();
+  if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
+  if (total_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
+
+  nn::TrainState state;
+  if (o.resume) {
+    state = nn::load_checkpoint(folder.checkpoint_path(), model, *net, *optimizer, device);
+    // The data order and the schedule are functions of the step within the run's length.
+    if (state.step > total_steps)
+      throw Error(fmt::format("--resume: '{}' is at step {}, past the {} steps of this run (--epochs, --max-steps)",
+                              folder.checkpoint_path(), state.step, total_steps));
+    folder.checkpoint_written(state.step);
+  }
+  const std::string options =
+      options_json(o, {model, precision, total_steps, data.train_positions, data.val_positions, identities});
+  if (ranks.is_main()) folder.start(options, train::metrics_header());
+  const TrainingRun run{o, model, *net, *optimizer, ranks, folder, data, state, device, precision, total_steps};
+  if (verbose) say_start(o, run, *net);
+
+  train::BatchLoader loader(std::move(data.source), state.step, device);
+  TrainingLoop loop(run);
+  return run_loop(loop, loader, o, verbose, options);
+}
+
+}  // namespace legalnet::run

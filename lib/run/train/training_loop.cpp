@@ -1,0 +1,163 @@
+#include "run/train/training_loop.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "nn/loss.h"
+#include "run/train/optimizer.h"
+#include "train/metrics.h"
+#include "util/console.h"
+#include "util/error.h"
+
+namespace legalnet::run {
+
+TrainingLoop::TrainingLoop(const TrainingRun& run)
+    : run_(run),
+      o_(run.o),
+      rank0_(run.ranks.is_main()),
+      verbose_(rank0_ && !run.o.quiet),
+      progress_("steps", uint64_t(run.total_steps), verbose_ && stderr_is_terminal()),
+      start_(std::chrono::steady_clock::now()),
+      window_start_time_(run.state.elapsed_seconds),
+      window_start_samples_(run.state.samples) {
+  report_.out = o_.out;
+}
+
+TrainingLoop::Next TrainingLoop::next() {
+  if (run_.state.step >= run_.total_steps) return Next::FINISH;
+  if (o_.stop_at_step > 0 && run_.state.step >= o_.stop_at_step) return Next::PAUSE;
+  // The ranks stop together: rank clocks differ, and a rank left alone waits forever.
+  if (o_.max_time > 0 && run_.ranks.any(run_.state.elapsed_seconds + seconds() >= o_.max_time)) {
+    if (verbose_) say("train: --max-time {} s reached at step {}\n", o_.max_time, run_.state.step);
+    return Next::FINISH;
+  }
+  return Next::STEP;
+}
+
+// The batch's loss, its gradients computed; torch's errors as one line (out of memory: what to try).
+torch::Tensor TrainingLoop::step_loss(const train::Batch& batch) {
+  try {
+    torch::Tensor loss =
+        nn::policy_loss(nn::forward_trained_logits(run_.net, batch.planes, batch.targets, run_.precision));
+    run_.optimizer.zero_grad();
+    loss.backward();
+    return loss;
+  } catch (const c10::Error& e) {
+    const std::string what = e.what_without_backtrace();
+    if (what.find("out of memory") != std::string::npos)
+      throw Error(fmt::format("{} out of memory at --batch-size {}; try --batch-size {}", run_.device.str(),
+                              o_.batch_size, std::max(1, o_.batch_size / 2)));
+    throw Error("torch: " + what.substr(0, what.find('\n')));
+  }
+}
+
+void TrainingLoop::step(const train::Batch& batch) {
+  nn::TrainState& state = run_.state;
+  run_.net.train();
+  set_lr(run_.optimizer, scheduled_lr(o_, state.step, run_.total_steps));
+  const torch::Tensor loss = step_loss(batch);
+  const double value = train::average_gradients(run_.ranks, run_.net, loss);
+  if (!std::isfinite(value))
+    throw Error(fmt::format("the loss became {} at step {}; stopped ({}); try a lower --lr or --clip", value,
+                            state.step,
+                            run_.folder.last_checkpoint_step() < 0
+                                ? std::string("no checkpoint was written yet")
+                                : fmt::format("the last good checkpoint is '{}', step {}",
+                                              run_.folder.checkpoint_path(), run_.folder.last_checkpoint_step())));
+  if (o_.clip > 0) torch::nn::utils::clip_grad_norm_(run_.net.parameters(), o_.clip);
+  run_.optimizer.step();
+  ++state.step;
+  state.samples += int64_t(o_.batch_size) * run_.ranks.world_size();
+  loss_sum_ += value;
+  ++loss_count_;
+  progress_.update(uint64_t(state.step));
+  if (state.step % o_.eval_every == 0 || state.step == run_.total_steps) validation_row();
+  if (state.step % o_.checkpoint_every == 0 && state.step < run_.total_steps) {
+    state.elapsed_seconds += seconds();  // checkpoint time is not training time
+    checkpoint();
+    state.elapsed_seconds -= seconds();
+  }
+}
+
+TrainReport TrainingLoop::pause() {
+  run_.state.elapsed_seconds += seconds();
+  checkpoint();
+  report_.steps = run_.state.step;
+  report_.train_seconds = run_.state.elapsed_seconds;
+  run_.ranks.barrier();
+  return report_;
+}
+
+TrainReport TrainingLoop::finish(const std::string& options_json) {
+  nn::TrainState& state = run_.state;
+  progress_.finish();
+  if (loss_count_) validation_row();
+  state.elapsed_seconds += seconds();
+  checkpoint();
+  report_.finished = true;
+  report_.steps = state.step;
+  report_.train_seconds = state.elapsed_seconds;
+  report_.model_path = run_.folder.model_path();
+  if (rank0_) {
+    nlohmann::ordered_json training = nlohmann::json::parse(options_json);
+    training["steps_done"] = state.step;
+    training["samples_seen"] = state.samples;
+    training["train_seconds"] = state.elapsed_seconds;
+    training["final_val_loss"] = report_.val_loss;
+    save_model(run_.folder.model_path(), run_.model, run_.net, training.dump());
+    run_.folder.finish();
+  }
+  run_.ranks.barrier();
+  return report_;
+}
+
+// A row of metrics.csv (and TensorBoard's scalars) from a validation pass, on every rank.
+void TrainingLoop::validation_row() {
+  const nn::TrainState& state = run_.state;
+  train::average_buffers(run_.ranks, run_.net);
+  const train::Evaluation v = train::all_ranks_sum(
+      run_.ranks,
+      train::evaluate_loss(run_.net, run_.data.val_share, 1024, run_.device, run_.model.inputs, run_.precision));
+  const double now = state.elapsed_seconds + seconds();
+  const double rate = double(state.samples - window_start_samples_) / std::max(1e-9, now - window_start_time_);
+  const double train_loss = loss_count_ ? loss_sum_ / double(loss_count_) : 0.0;
+  const int64_t step = state.step;
+  const train::MetricsRow row{.step = step,
+                              .samples = state.samples,
+                              .epoch = double(state.samples) / double(run_.data.train_positions),
+                              .train_loss = train_loss,
+                              .val_loss = v.loss,
+                              .precision = v.precision(),
+                              .recall = v.recall(),
+                              .f1 = v.f1(),
+                              .samples_per_s = rate,
+                              .lr = scheduled_lr(o_, std::max<int64_t>(step - 1, 0), run_.total_steps),
+                              .elapsed_s = now};
+  if (rank0_) run_.folder.append_metrics(train::metrics_line(row), step, train::metrics_scalars(row));
+  if (verbose_) {
+    progress_.finish();
+    say("step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s ({:.1f} GFLOP/s)\n", step,
+        train_loss, v.loss, v.precision(), v.recall(), v.f1(), human_count(rate),
+        3 * run_.model.forward_flops() * rate / 1e9);
+  }
+  loss_sum_ = 0;
+  loss_count_ = 0;
+  window_start_time_ = now;
+  window_start_samples_ = state.samples;
+  report_.val_loss = v.loss;
+  report_.val_precision = v.precision();
+  report_.val_recall = v.recall();
+  report_.samples_per_second = rate;
+}
+
+// Every rank holds the same model at a checkpoint; rank 0 writes it.
+void TrainingLoop::checkpoint() {
+  train::average_buffers(run_.ranks, run_.net);
+  if (rank0_) save_checkpoint(run_.folder.checkpoint_path(), run_.model, run_.net, run_.optimizer, run_.state);
+  run_.folder.checkpoint_written(run_.state.step);
+}
+
+}  // namespace legalnet::run

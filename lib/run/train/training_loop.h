@@ -1,0 +1,70 @@
+// One run's loop: the step, the validation rows of metrics.csv, the checkpoints, and the end
+// (a finished model, or a pause to --resume), over the objects run_train wires together.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "nn/model_file.h"
+#include "nn/models.h"
+#include "nn/precision.h"
+#include "run/train/load_data.h"
+#include "run/train/options.h"
+#include "run/train/report.h"
+#include "train/batches.h"
+#include "train/distributed.h"
+#include "train/run_folder.h"
+#include "util/progress.h"
+
+namespace legalnet::run {
+
+// What a run trains, with what and where: made by run_train, lent to the loop.
+struct TrainingRun {
+  const TrainOptions& o;
+  const nn::ModelConfig& model;
+  nn::PolicyNet& net;
+  torch::optim::Optimizer& optimizer;
+  train::Collectives& ranks;
+  train::RunFolder& folder;
+  TrainingData& data;
+  nn::TrainState& state;  // the step, samples and seconds so far (a checkpoint's when resumed)
+  torch::Device device;
+  nn::Precision precision;
+  int64_t total_steps;
+};
+
+class TrainingLoop {
+ public:
+  enum class Next { STEP, PAUSE, FINISH };
+
+  explicit TrainingLoop(const TrainingRun& run);
+
+  // What comes next: a step, a pause at --stop-at-step, or the end (all steps, or --max-time).
+  Next next();
+  void step(const train::Batch& batch);
+  // Ends this process at --stop-at-step, checkpointed, for --resume.
+  TrainReport pause();
+  // The last validation row and checkpoint, and rank 0 saves the model with `options_json`
+  // and the run's totals as its training record.
+  TrainReport finish(const std::string& options_json);
+
+ private:
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  torch::Tensor step_loss(const train::Batch& batch);
+  void validation_row();
+  void checkpoint();
+
+  const TrainingRun run_;
+  const TrainOptions& o_;
+  const bool rank0_, verbose_;
+  Progress progress_;
+  const std::chrono::steady_clock::time_point start_;
+  double loss_sum_ = 0, window_start_time_;
+  int64_t loss_count_ = 0, window_start_samples_;
+  TrainReport report_;
+};
+
+}  // namespace legalnet::run

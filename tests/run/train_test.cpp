@@ -1,0 +1,282 @@
+// run/train: the train tool's run (run_train), its option table and its report.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "nn/model_file.h"
+#include "run/train/run_train.h"
+#include "support/helpers.h"
+#include "train/fixtures.h"
+#include "train/run_folder.h"
+#include "train/tensorboard.h"
+#include "util/choices.h"
+#include "util/error.h"
+
+namespace legalnet::run {
+namespace {
+
+using nn::Precision;
+using test::config;
+using test::tiny_dataset;
+using train::RunFolder;
+namespace tensorboard = train::tensorboard;
+
+TrainOptions tiny_run(const std::string& out) {
+  TrainOptions o;
+  o.data = {tiny_dataset()};
+  o.out = out;
+  o.model = config("resnet", 0, 1, 8);
+  o.batch_size = 32;
+  o.max_steps = 24;
+  o.epochs = 100;
+  o.eval_every = 8;
+  o.checkpoint_every = 5;
+  o.val_fraction = 0.2;
+  o.threads = 1;
+  o.quiet = true;
+  return o;
+}
+
+std::vector<torch::Tensor> weights(const std::string& path) {
+  auto m = nn::load_model(path, torch::kCPU);
+  std::vector<torch::Tensor> w;
+  for (const auto& p : m.net->parameters()) w.push_back(p.detach().clone());
+  for (const auto& b : m.net->buffers()) w.push_back(b.detach().clone());
+  return w;
+}
+
+TEST(Train, ResumedRunEndsWithTheSameWeights) {
+  for (const std::string mode : {"memory", "stream"}) {
+    const std::string dir = test::temp_dir("resume-" + mode);
+    TrainOptions straight = tiny_run(dir + "/straight");
+    straight.data_mode = mode == "memory" ? DataMode::MEMORY : DataMode::STREAM;
+    run_train(straight);
+    TrainOptions first = tiny_run(dir + "/resumed");
+    first.data_mode = straight.data_mode;
+    first.stop_at_step = 11;
+    run_train(first);
+    EXPECT_FALSE(std::filesystem::exists(dir + "/resumed/model.safetensors"));
+    TrainOptions second = tiny_run(dir + "/resumed");
+    second.data_mode = straight.data_mode;
+    second.resume = true;
+    run_train(second);
+    const auto a = weights(dir + "/straight/model.safetensors"), b = weights(dir + "/resumed/model.safetensors");
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-6, 1e-7)) << "tensor " << i;
+    // metrics.csv has a row every 8 steps and at the end, header once.
+    std::ifstream csv(dir + "/resumed/metrics.csv");
+    int lines = 0;
+    for (std::string line; std::getline(csv, line);) ++lines;
+    EXPECT_GE(lines, 4);
+  }
+}
+
+// A TCP port that was free a moment ago, for a rendezvous on loopback.
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    throw std::runtime_error("no free port");
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+TEST(Train, TwoProcessesTakeTheStepsOfOneWithTheCombinedBatch) {
+  const std::string dir = test::temp_dir("ranks");
+  // An MLP: batch-norm statistics would differ between a batch of 32 and two of 16. fp32: in
+  // bf16 a sum over 32 rows and two sums over 16 round differently.
+  TrainOptions one = tiny_run(dir + "/one");
+  one.model = config("mlp", 48, 0, 0);
+  one.compute_precision = Precision::FP32;
+  one.batch_size = 32;
+  one.max_steps = 15;
+  run_train(one);
+
+  const std::string train = test::bin_dir() + "/train";
+  const std::string options = fmt::format(
+      "--data {} --out {}/two --arch mlp --hidden 48 --inputs planes --precision fp32 --batch-size 16 --max-steps 15 "
+      "--epochs 100 "
+      "--eval-every 8 "
+      "--checkpoint-every 5 --val-fraction 0.2 --threads 1 --quiet",
+      tiny_dataset(), dir);
+  const std::string env =
+      fmt::format("OMP_WAIT_POLICY=PASSIVE WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={}", free_port());
+  test::run_command(fmt::format(
+      "{0} RANK=1 {1} {2} & rank1=$!; {0} RANK=0 {1} {2}; rank0=$?; wait $rank1 && exit $rank0", env, train, options));
+  const auto a = weights(dir + "/one/model.safetensors"), b = weights(dir + "/two/model.safetensors");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-4, 1e-6))
+        << "tensor " << i << ": max difference " << (a[i] - b[i]).abs().max().item<double>();
+  // The same rows of metrics, validation included (each rank validates half the rows).
+  const std::string csv_one = test::read_file(dir + "/one/metrics.csv"),
+                    csv_two = test::read_file(dir + "/two/metrics.csv");
+  auto column = [](const std::string& csv, int index) {
+    std::vector<std::string> values;
+    std::istringstream lines(csv);
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream fields(line);
+      std::string field;
+      for (int i = 0; i <= index; ++i) std::getline(fields, field, ',');
+      values.push_back(field);
+    }
+    return values;
+  };
+  for (int c : {0, 2, 3, 4, 5, 6}) EXPECT_EQ(column(csv_one, c), column(csv_two, c)) << "column " << c;
+  // One stream of TensorBoard events, rank 0's: its file_version record (step 0), then a
+  // record at each step of metrics.csv.
+  int event_files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/two"))
+    event_files += entry.path().filename().string().find("tfevents") != std::string::npos;
+  EXPECT_EQ(event_files, 1);
+  const std::string events = test::read_file(dir + "/two/" + RunFolder::EVENTS_FILE);
+  EXPECT_EQ(tensorboard::records_through_step(events, 1 << 30), events.size());
+  std::vector<std::string> steps;
+  for (size_t at = 0; at + 16 <= events.size();) {
+    uint64_t length = 0;
+    std::memcpy(&length, events.data() + at, 8);
+    steps.push_back(std::to_string(tensorboard::event_step(events.substr(at + 12, length)).value_or(-1)));
+    at += 16 + length;
+  }
+  std::vector<std::string> rows = column(csv_two, 0);
+  rows.front() = "0";  // the header's place
+  EXPECT_EQ(steps, rows);
+}
+
+TEST(Train, RefusesToOverwriteAFinishedRunAndBadData) {
+  const std::string dir = test::temp_dir("refuse");
+  run_train(tiny_run(dir + "/run"));
+  try {
+    run_train(tiny_run(dir + "/run"));
+    ADD_FAILURE() << "overwrote";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("already holds a run"), std::string::npos);
+  }
+  TrainOptions forced = tiny_run(dir + "/run");
+  forced.force = true;
+  EXPECT_NO_THROW(run_train(forced));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/run/replaced")) << "the replaced run outlived the new model";
+  std::ofstream(dir + "/file") << "x";
+  try {
+    run_train(tiny_run(dir + "/file"));
+    ADD_FAILURE() << "accepted a file as the run folder";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "--out '" + dir + "/file' is a file; it must be a run folder (new or existing)");
+  }
+  std::ofstream(dir + "/text.h5") << "not a dataset";
+  TrainOptions bad = tiny_run(dir + "/bad");
+  bad.data = {dir + "/text.h5"};
+  try {
+    run_train(bad);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/text.h5: not an HDF5 file (or truncated)");
+  }
+}
+
+TEST(Train, ADivergingLossStopsWithAClearMessage) {
+  const std::string dir = test::temp_dir("nan");
+  TrainOptions o = tiny_run(dir + "/run");
+  // A one-layer attention net diverges at SGD's largest rate (--lr's range ends at 100).
+  o.model = config("attention", 0, 1, 8);
+  o.model.inputs = encode::InputKind::STATE;
+  o.optimizer = Optimizer::SGD;
+  o.lr = 100;
+  o.clip = 0;
+  o.warmup = 0;
+  try {
+    run_train(o);
+    ADD_FAILURE() << "trained";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the loss became"), std::string::npos) << e.what();
+    // No checkpoint exists yet: the message must not name one.
+    EXPECT_NE(std::string(e.what()).find("no checkpoint was written yet"), std::string::npos) << e.what();
+    EXPECT_FALSE(std::filesystem::exists(dir + "/run/checkpoint.safetensors"));
+  }
+}
+
+// The names of train's choice tables read back as their values; every architecture has its
+// default learning rate.
+TEST(TrainTable, ChoicesRoundTripAndEveryArchitectureHasItsRate) {
+  for (const auto& row : OPTIMIZERS) EXPECT_EQ(find_choice(OPTIMIZERS, row.name, "optimizer").value, row.value);
+  for (const auto& row : DATA_MODES) EXPECT_EQ(find_choice(DATA_MODES, row.name, "data mode").value, row.value);
+  EXPECT_EQ(test::error_of([] { find_choice(OPTIMIZERS, "nonesuch\x1b", "optimizer"); }),
+            "unknown optimizer 'nonesuch\\x1b' (expected adam | adamw | sgd)");
+  EXPECT_EQ(test::error_of([] { find_choice(DATA_MODES, "nonesuch", "data mode"); }),
+            "unknown data mode 'nonesuch' (expected auto | memory | stream)");
+  for (const nn::ModelSpec& spec : nn::MODEL_SPECS) EXPECT_GT(choice_of(DEFAULT_LRS, spec.value).lr, 0) << spec.name;
+}
+
+// --resume keeps what it kept before the table: the net's options inside options.json's
+// "model", the schedule, the data's order and the number of processes, named as the
+// messages name them (tests/tools/hostile.sh checks the messages end to end).
+TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
+  std::vector<std::string> kept;
+  for (const train::KeptOption& k : kept_on_resume()) kept.push_back(k.pointer + " " + k.option);
+  const std::vector<std::string> expected = {"/val_fraction --val-fraction",
+                                             "/val_max --val-max",
+                                             "/model/kind --arch",
+                                             "/model/hidden --hidden",
+                                             "/model/blocks --blocks",
+                                             "/model/channels --channels",
+                                             "/model/heads --heads",
+                                             "/model/squeeze_excitation --se",
+                                             "/model/mixing --mixing",
+                                             "/model/input_kind --inputs",
+                                             "/model/geometric_head --full-head",
+                                             "/batch_size --batch-size",
+                                             "/lr --lr",
+                                             "/optimizer --optimizer",
+                                             "/weight_decay --weight-decay",
+                                             "/warmup --warmup",
+                                             "/min_lr_ratio --min-lr-ratio",
+                                             "/clip --clip",
+                                             "/position_ply_limit --position-ply-limit",
+                                             "/check_weight --check-weight",
+                                             "/rare_weight --rare-weight",
+                                             "/data_mode --data-mode",
+                                             "/shuffle_buffer --shuffle-buffer",
+                                             "/processes the number of processes (WORLD_SIZE)",
+                                             "/seed --seed"};
+  EXPECT_EQ(kept, expected);
+  const auto data = kept_data();
+  ASSERT_EQ(data.size(), 2u);
+  EXPECT_EQ(data[0].files_key, "data_files");
+  EXPECT_EQ(data[1].option, "--val");
+}
+
+// validate() for a struct filled without the parser: the table's ranges, and the options a
+// run cannot go without, each one line naming the option.
+TEST(TrainTable, ValidateNamesTheOptionOutOfItsRange) {
+  TrainOptions o = tiny_run("/nonexistent/run");
+  EXPECT_NO_THROW(validate(o));
+  o.batch_size = 0;
+  EXPECT_EQ(test::error_of([&] { validate(o); }), "--batch-size 0 is not in 1..1.04858e+06");
+  o = tiny_run("/nonexistent/run");
+  o.lr = std::nan("");
+  EXPECT_EQ(test::error_of([&] { validate(o); }), "--lr nan is not in 0..100");
+  o = tiny_run("");
+  EXPECT_EQ(test::error_of([&] { validate(o); }), "no run folder: give --out runs/NAME");
+  o.data.clear();
+  EXPECT_EQ(test::error_of([&] { validate(o); }), "no training data: give --data FILE.h5");
+}
+
+}  // namespace
+}  // namespace legalnet::run
