@@ -20,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -99,8 +100,9 @@ struct Row {
   }
   // An integer in [min, max] by CLI::Range (--help: "INT in [min - max]"), as the options had
   // before the tables; kept so that --help stays byte for byte what scripts and docs quote.
+  // The bounds pass as integers: CLI::Range of doubles says "FLOAT in [1 - 1e+06]".
   Row& int_range(double min, double max) {
-    then.push_back([min, max](CLI::Option* o) { o->check(CLI::Range(min, max)); });
+    then.push_back([min, max](CLI::Option* o) { o->check(CLI::Range(int64_t(min), int64_t(max))); });
     return bounded(min, max);
   }
   // --help shows the struct's default.

@@ -88,6 +88,17 @@ TEST(OptionTable, RefusesWhatIsOutOfRangeOrNotAChoice) {
   }
 }
 
+TEST(OptionTable, HelpShowsAnIntegerRangeAsIntegers) {
+  Demo d;
+  CLI::App app{"demo"};
+  table().add_to(app, d);
+  const std::string help = app.help();
+  EXPECT_NE(help.find("-n,--count UINT:INT in [1 - 100]=10"), std::string::npos) << help;
+  int status = 0;
+  parsed({"--file", "a", "-n", "1000000"}, &status);
+  EXPECT_NE(status, 0);
+}
+
 TEST(OptionTable, AnAliasSetsTheFieldThroughItsConversion) {
   testing::internal::CaptureStderr();
   const Demo d = parsed({"--file", "a", "--old-rate", "half"});
