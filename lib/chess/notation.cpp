@@ -177,4 +177,8 @@ Move parse_san(const Position& pos, std::string_view text, const MoveList& legal
   return found;
 }
 
+std::string castling_dropped_note(std::string_view dropped) {
+  return "note: castling rights '" + std::string(dropped) + "' dropped (the king or rook is not on its square)";
+}
+
 }  // namespace legalnet::chess

@@ -26,4 +26,8 @@ std::string to_san(Position& pos, Move m);
 Move parse_san(const Position& pos, std::string_view text);
 Move parse_san(const Position& pos, std::string_view text, const MoveList& legal);
 
+// What a tool says when a FEN's void castling rights were dropped (Position's `dropped`), without
+// the tool's prefix: "note: castling rights 'K' dropped (the king or rook is not on its square)".
+std::string castling_dropped_note(std::string_view dropped);
+
 }  // namespace legalnet::chess

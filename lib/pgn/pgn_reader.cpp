@@ -381,8 +381,10 @@ ReplayedGame replay_pgn_game(const PgnGame& game, const PlyVisitor& visit) {
     try {
       std::string dropped;
       r.start = chess::Position(fen, &dropped);
-      if (!dropped.empty())
-        r.note = "FEN tag: castling rights '" + dropped + "' dropped (the king or rook is not on its square)";
+      // "FEN tag: castling rights ...": the note without its "note: ", which the tool prints
+      // before the game's place.
+      constexpr std::string_view NOTE = "note: ";
+      if (!dropped.empty()) r.note = "FEN tag: " + chess::castling_dropped_note(dropped).substr(NOTE.size());
     } catch (const Error& e) {
       r.error = "line " + std::to_string(game.tag_line("FEN")) + ": FEN tag: " + e.what();
       r.skip_reason =
