@@ -11,7 +11,7 @@
 #include "data/dataset_reader.h"
 #include "run/tensorize.h"
 #include "encode/encode.h"
-#include "run/gen_moves.h"
+#include "run/gen_moves/gen_moves.h"
 #include "pgn/pgn_reader.h"
 #include "support/helpers.h"
 #include "util/error.h"

@@ -18,7 +18,7 @@
 #include "run/tensorize.h"
 #include "encode/encode.h"
 #include "encode/inputs.h"
-#include "run/gen_moves.h"
+#include "run/gen_moves/gen_moves.h"
 #include "train/batches.h"
 #include "train/distributed.h"
 #include "run/evaluate.h"
