@@ -41,8 +41,6 @@ void write_rows(hid_t dataset, hid_t type, uint64_t first, uint64_t count, const
 }  // namespace
 
 MergeSummary merge_datasets(const MergeOptions& o) {
-  if (o.shards.empty()) throw Error("merge: no input datasets");
-  if (o.out.empty()) throw Error("merge: no output: give --out FILE.h5");
   std::vector<NamedPath> shards;
   for (const auto& in : o.shards) shards.push_back({"a shard", in});
   check_outputs_are_not_inputs({{"--out", o.out}}, shards);

@@ -15,7 +15,7 @@
 
 #include "chess/movegen.h"
 #include "data/dataset_reader.h"
-#include "run/tensorize.h"
+#include "run/tensorize/tensorize.h"
 #include "encode/encode.h"
 #include "encode/inputs.h"
 #include "run/gen_moves/gen_moves.h"
