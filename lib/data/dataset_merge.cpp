@@ -81,8 +81,6 @@ h5::Handle write_game_columns(hid_t file, const std::vector<Source>& sources, co
 }  // namespace
 
 MergeSummary merge_datasets(const MergeOptions& o) {
-  if (o.shards.empty()) throw Error("merge: no input datasets");
-  if (o.out.empty()) throw Error("merge: no output: give --out FILE.h5");
   std::vector<NamedPath> shards;
   for (const auto& in : o.shards) shards.push_back({"a shard", in});
   check_outputs_are_not_inputs({{"--out", o.out}}, shards);

@@ -20,6 +20,7 @@ struct MergeSummary {
 
 // Checks every input (exists, is a legalnet dataset of this format version with the expected
 // shapes and dtypes) before writing anything; throws legalnet::Error naming the first bad one.
+// The caller checks that shards and an output are given (run/tensorize/merge.h).
 // The merged file lists its inputs relative to its own folder, so the folder can move as a whole.
 MergeSummary merge_datasets(const MergeOptions& options);
 

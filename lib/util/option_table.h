@@ -20,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <memory>

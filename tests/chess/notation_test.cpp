@@ -107,5 +107,9 @@ TEST(San, RejectsIllegalAmbiguousAndGarbage) {
   EXPECT_EQ(test::error_of([&] { parse_uci(start, "zz"); }), "move 'zz': not UCI notation");
 }
 
+TEST(Notation, CastlingDroppedNoteNamesTheRights) {
+  EXPECT_EQ(castling_dropped_note("Kq"), "castling rights 'Kq' dropped (the king or rook is not on its square)");
+}
+
 }  // namespace
 }  // namespace legalnet::chess

@@ -9,9 +9,9 @@
 #include "data/dataset_format.h"
 #include "data/dataset_merge.h"
 #include "data/dataset_reader.h"
-#include "run/tensorize.h"
+#include "run/tensorize/tensorize.h"
 #include "encode/encode.h"
-#include "run/gen_moves.h"
+#include "run/gen_moves/gen_moves.h"
 #include "pgn/pgn_reader.h"
 #include "support/helpers.h"
 #include "util/error.h"
@@ -30,7 +30,7 @@ std::string make_games(const std::string& dir, uint64_t games, uint64_t seed) {
   return g.out;
 }
 
-TensorizeSummary tensorize(const std::vector<std::string>& inputs, const std::string& out, int threads = 1) {
+TensorizeReport tensorize(const std::vector<std::string>& inputs, const std::string& out, int threads = 1) {
   TensorizeOptions t;
   t.pgn_files = inputs;
   t.out = out;
@@ -53,7 +53,7 @@ std::vector<std::string> replayed_fens(const std::string& pgn) {
 TEST(Dataset, RowsAreThePositionsOfTheGamesWithTheirLegalMoves) {
   const std::string dir = test::temp_dir("dataset");
   const std::string pgn = make_games(dir, 40, 12);
-  const TensorizeSummary s = tensorize({pgn}, dir + "/d.h5");
+  const TensorizeReport s = tensorize({pgn}, dir + "/d.h5");
   const auto fens = replayed_fens(pgn);
   data::DatasetReader r(dir + "/d.h5");
   ASSERT_EQ(r.num_positions(), fens.size());
@@ -160,7 +160,7 @@ TEST(Dataset, SplitDedupeFinalPositionsAndMaxPositions) {
   t.split.clear();
   t.out = dir + "/d.h5";
   t.dedupe = true;
-  const TensorizeSummary deduped = run_tensorize(t);
+  const TensorizeReport deduped = run_tensorize(t);
   EXPECT_GT(deduped.dropped_duplicates, 49u);  // the start position, at least
   data::DatasetReader d(dir + "/d.h5");
   const auto first = d.read_row_column(data::PLY, 0, d.num_positions());
@@ -177,7 +177,7 @@ TEST(Dataset, SplitDedupeFinalPositionsAndMaxPositions) {
   t.include_final = false;
   t.max_positions = 1000;
   t.out = dir + "/m.h5";
-  const TensorizeSummary capped = run_tensorize(t);
+  const TensorizeReport capped = run_tensorize(t);
   EXPECT_TRUE(capped.stopped_at_max_positions);
   data::DatasetReader m(dir + "/m.h5");
   EXPECT_LE(m.num_positions(), 1000u);
@@ -194,7 +194,7 @@ TEST(Dataset, BadGamesAreSkippedOrFatalWithStrict) {
   t.pgn_files = {dir + "/bad.pgn"};
   t.out = dir + "/d.h5";
   t.quiet = true;
-  const TensorizeSummary s = run_tensorize(t);
+  const TensorizeReport s = run_tensorize(t);
   EXPECT_EQ(s.games, 2u);
   EXPECT_EQ(s.skipped_games, 1u);
   EXPECT_EQ(s.positions, 4u);

@@ -12,10 +12,10 @@
 
 #include "chess/movegen.h"
 #include "data/dataset_reader.h"
-#include "run/tensorize.h"
+#include "run/tensorize/tensorize.h"
 #include "encode/encode.h"
 #include "encode/inputs.h"
-#include "run/gen_moves.h"
+#include "run/gen_moves/gen_moves.h"
 #include "train/batches.h"
 #include "train/distributed.h"
 #include "nn/device.h"

@@ -103,6 +103,16 @@ TEST(PgnReader, BadMovesAreReportedWithLineAndPly) {
   EXPECT_EQ(replay_pgn_game(games[2]).error, "");
 }
 
+// A FEN tag's void castling rights are dropped and the game kept, with the note the tool prints.
+TEST(PgnReader, VoidCastlingRightsInAFenTagAreANote) {
+  const std::string text = "[FEN \"4k3/8/8/8/8/8/8/4K3 w K - 0 1\"]\n[SetUp \"1\"]\n\n1. Kd2 *\n";
+  const auto games = read_all(write_fixture("void-castling.pgn", text));
+  ASSERT_EQ(games.size(), 1u);
+  const ReplayedGame r = replay_pgn_game(games[0]);
+  EXPECT_EQ(r.error, "");
+  EXPECT_EQ(r.note, "FEN tag: castling rights 'K' dropped (the king or rook is not on its square)");
+}
+
 TEST(PgnReader, AnUnclosedCommentCostsOnlyItsGameAndAMissingFileIsAnError) {
   const auto games = read_all(write_fixture("open.pgn", "[Event \"x\"]\n\n1. e4 {never closed\n2. d4\n"));
   ASSERT_EQ(games.size(), 1u);

@@ -1,4 +1,4 @@
-#include "run/gen_moves.h"
+#include "run/gen_moves/gen_moves.h"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "chess/notation.h"
+#include "run/gen_moves/perft.h"
+#include "run/gen_moves/positions.h"
 #include "pgn/pgn_reader.h"
 #include "support/helpers.h"
 #include "util/error.h"
@@ -33,7 +35,7 @@ GenMovesOptions options(uint64_t games, uint64_t seed, const std::string& out) {
 
 TEST(GenMoves, FixedSeedGivesKnownPliesAndBytes) {
   const std::string out = test::temp_dir("known") + "/g.pgn";
-  const GenMovesStats stats = run_gen_moves(options(200, 42, out));
+  const GenMovesReport stats = run_gen_moves(options(200, 42, out));
   EXPECT_EQ(stats.games, 200u);
   EXPECT_EQ(stats.plies, 71256u);
   EXPECT_EQ(fnv1a(test::read_file(out)), 0xeb0eefc31d30073ULL);
@@ -171,7 +173,7 @@ TEST(GenMoves, StatisticsMatchTheKnownDistribution) {
   // mean 358 plies; 15.4% mate, 6.2% stalemate, 66.6% insufficient material, 11.9% 75-move rule.
   GenMovesOptions o = options(4000, 2024, test::temp_dir("stats") + "/g.pgn");
   o.threads = 2;
-  const GenMovesStats s = run_gen_moves(o);
+  const GenMovesReport s = run_gen_moves(o);
   const double n = double(s.games);
   EXPECT_NEAR(double(s.plies) / n, 358.0, 4 * 200.0 / std::sqrt(n));  // game lengths have sd < 200
   auto share_near = [&](chess::Termination t, double p) {
@@ -232,6 +234,64 @@ TEST(GenMoves, FailuresLeaveNoFileUnderTheTargetName) {
   bad.num_shards = 2;
   EXPECT_EQ(test::error_of([&] { run_gen_moves(bad); }), "--shard 3 is not in 0..1");
   EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+// The table's ranges hold for a library caller too: one check, the parser's and validate()'s.
+TEST(GenMoves, TheTableChecksWhatALibraryCallerFills) {
+  const std::string dir = test::temp_dir("table");
+  GenMovesOptions o = options(10, 1, dir + "/g.pgn");
+  o.threads = -1;
+  EXPECT_EQ(test::error_of([&] { run_gen_moves(o); }), "--threads -1 is not in 0..1024");
+  o.threads = 1;
+  o.max_plies = -2;
+  EXPECT_EQ(test::error_of([&] { run_gen_moves(o); }), "--max-plies -2 is not in 0..100000");
+  GenPositionsOptions p;
+  p.start = "perft";
+  p.depth = 5;
+  EXPECT_EQ(test::error_of([&] { run_gen_positions(p); }), "--depth 5 is not in 0..4");
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+TEST(GenMoves, ReportJsonAndSummaryComeFromTheReport) {
+  GenMovesOptions o = options(90, 4, "-");
+  o.shard = 1;
+  o.num_shards = 3;
+  GenMovesReport r;
+  r.first_game = 30;
+  r.games = 30;
+  r.plies = 600;
+  r.endings[int(chess::Termination::CHECKMATE)] = 10;
+  r.endings[MAX_PLIES_ENDING] = 20;
+  r.seconds = 2;
+  const nlohmann::ordered_json j = report_json(o, r);
+  EXPECT_EQ(j["games_in_run"], 90);
+  EXPECT_EQ(j["first_game"], 30);
+  EXPECT_EQ(j["endings"]["max plies"], 20);
+  EXPECT_DOUBLE_EQ(j["plies_per_second"].get<double>(), 300.0);
+  testing::internal::CaptureStderr();
+  print_summary(r);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "gen_moves: 30 games, 600 plies, 20.0 plies/game, 2.00 s, 15 games/s, 300 plies/s\n"
+            "  checkmate                        10  33.33%\n"
+            "  max plies                        20  66.67%\n");
+}
+
+TEST(GenMoves, PerftPrintsStockfishsFormatAndNotesDroppedCastlingRights) {
+  PerftOptions p;
+  p.depth = 2;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run_perft(p), 400u);
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("e2e4: 20\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nNodes searched: 400\n"), std::string::npos) << out;
+  p.fen = "4k3/8/8/8/8/8/8/R3K3 w KQ - 0 1";
+  p.depth = 1;
+  testing::internal::CaptureStderr();
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run_perft(p), 16u);  // 5 king moves, 10 rook moves and O-O-O
+  testing::internal::GetCapturedStdout();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "gen_moves: note: castling rights 'K' dropped (the king or rook is not on its square)\n");
 }
 
 }  // namespace

@@ -97,6 +97,9 @@ TEST(OptionTable, HelpShowsIntegerRangesAsIntegers) {
   const std::string help = app.help();
   EXPECT_NE(help.find("-n,--count UINT:INT in [1 - 100]=10"), std::string::npos) << help;
   EXPECT_NE(help.find("--rate FLOAT:0..1=0.5"), std::string::npos) << help;
+  int status = 0;
+  parsed({"--file", "a", "-n", "1000000"}, &status);
+  EXPECT_NE(status, 0);
 }
 
 TEST(OptionTable, AnAliasSetsTheFieldThroughItsConversion) {

@@ -1,4 +1,4 @@
-#include "run/gen_positions.h"
+#include "run/gen_moves/positions.h"
 
 #include <fmt/core.h>
 
@@ -15,7 +15,6 @@
 namespace legalnet::run {
 namespace {
 
-constexpr int MAX_DEPTH = 4;
 constexpr uint64_t MAX_OUTPUT_POSITIONS = 10'000'000;
 
 // The starts, as canonical FENs.
@@ -60,12 +59,13 @@ struct Tree {
 }  // namespace
 
 uint64_t run_gen_positions(const GenPositionsOptions& o) {
-  if (o.depth < 0 || o.depth > MAX_DEPTH) throw Error(fmt::format("--depth must be 0 to {}", MAX_DEPTH));
+  gen_positions_options().validate(o);  // --depth at most 4: the trees grow about 30-fold a ply
   if (o.start == "placement" && o.count == 0) throw Error("--start placement needs --count (how many placements)");
   if (o.start != "placement" && o.count != 0) throw Error("--count goes with --start placement only");
   check_output_writable({"--out", o.out});
   const bool list = o.start != "placement" && o.start != "perft";
-  check_outputs_are_not_inputs({{"--out", o.out}}, list ? std::vector<NamedPath>{{"--start", o.start}} : std::vector<NamedPath>{});
+  check_outputs_are_not_inputs({{"--out", o.out}},
+                               list ? std::vector<NamedPath>{{"--start", o.start}} : std::vector<NamedPath>{});
   Tree tree;
   for (const std::string& fen : starts(o)) {
     chess::Position pos(fen);

@@ -1,0 +1,79 @@
+#include "run/gen_moves/options.h"
+
+#include "run/threads_option.h"
+
+namespace legalnet::run {
+
+const char* const GEN_MOVES_ABOUT =
+    "gen_moves: plays random legal chess games (each move uniform among the legal moves) and writes them as PGN.\n"
+    "Games end by python-chess's is_game_over() rules. The same --seed gives byte-identical output for any\n"
+    "--threads; shard K of M holds the contiguous block of games [K*N/M, (K+1)*N/M).";
+const char* const PERFT_ABOUT = "Count the leaves of the legal move tree, in Stockfish's 'go perft' format";
+const char* const GEN_POSITIONS_ABOUT =
+    "Write a set of positions as a FEN list, to measure a model on (evaluate --positions)";
+
+const options::Table<GenMovesOptions>& gen_moves_options() {
+  using O = GenMovesOptions;
+  using R = options::Rows<O>;
+  static const options::Table<O> table{
+      "gen_moves",
+      {
+          R::value(&O::games, "--games,-n", "", "Number of games in the whole run")
+              .range(0, options::MAX_COUNT)
+              .show_default(),
+          R::value(&O::seed, "--seed,-s", "", "Random seed").show_default(),
+          R::value(&O::out, "--out,-o", "", "Output PGN ('-' for stdout; .gz or .zst compress)").show_default(),
+          threads_option(&O::threads, "Worker threads"),
+          R::value(&O::start, "--start", "",
+                   "Where games start: random (the standard position, or --start-fen), placement (a random legal "
+                   "placement of material per game: castling and en-passant rights where it allows them), or a "
+                   "FEN/EPD list, one a line (game i from line i mod N; name a file called 'placement' ./placement)")
+              .show_default(),
+          R::value(&O::start_fen, "--start-fen", "", "Start every game from this FEN instead of the start position"),
+          R::value(&O::max_plies, "--max-plies", "", "Stop a game after this many plies (Result '*'); 0: no limit")
+              .show_default()
+              .int_range(0, 100000),
+          // Its range depends on --num-shards: run_gen_moves checks it.
+          R::value(&O::shard, "--shard", "",
+                   "Make only shard K (0-based) of --num-shards; default from "
+                   "SLURM_ARRAY_TASK_ID when SLURM_ARRAY_TASK_COUNT is set"),
+          R::value(&O::num_shards, "--num-shards", "", "Number of shards").show_default().int_range(1, 1000000),
+          R::flag(&O::quiet, "--quiet,-q", "", "No progress line and no summary"),
+          R::value(&O::report, "--report", "", "Also write the summary as JSON to this file"),
+          R::alias("--stats-json", "--report"),
+      }};
+  return table;
+}
+
+const options::Table<PerftOptions>& perft_options() {
+  using O = PerftOptions;
+  using R = options::Rows<O>;
+  static const options::Table<O> table{
+      "gen_moves perft",
+      {
+          R::value(&O::fen, "--fen", "", "Position as FEN, or 'startpos'").show_default(),
+          R::value(&O::depth, "--depth", "", "Depth in plies").required().int_range(1, 20),
+      }};
+  return table;
+}
+
+const options::Table<GenPositionsOptions>& gen_positions_options() {
+  using O = GenPositionsOptions;
+  using R = options::Rows<O>;
+  static const options::Table<O> table{
+      "gen_moves positions",
+      {
+          R::value(&O::start, "--start", "",
+                   "placement (random legal placements), perft (the move generator's perft suite) or a FEN/EPD list")
+              .show_default(),
+          R::value(&O::count, "--count", "", "Placements to draw (--start placement)").range(0, options::MAX_COUNT),
+          R::value(&O::depth, "--depth", "", "Add every position up to this many plies below each start")
+              .int_range(0, 4)
+              .show_default(),
+          R::value(&O::seed, "--seed", "", "Random seed (--start placement)").show_default(),
+          R::value(&O::out, "--out,-o", "", "Output FEN list ('-' for stdout; .gz or .zst compress)").show_default(),
+      }};
+  return table;
+}
+
+}  // namespace legalnet::run

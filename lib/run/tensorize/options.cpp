@@ -1,0 +1,56 @@
+#include "run/tensorize/options.h"
+
+#include "run/threads_option.h"
+
+namespace legalnet::run {
+
+const char* const TENSORIZE_ABOUT =
+    "tensorize: replays PGN games (gen_moves output or real games; plain, .gz or .zst) and writes an HDF5\n"
+    "dataset: positions int8 (N,7,8,8), legal_moves uint8 (N,4096), and per-row/per-game provenance.\n"
+    "See docs/dataset.md. A game that cannot be read (syntax, a bad FEN tag, an illegal move) or that is\n"
+    "another variant (Variant tag, Chess960) is reported and skipped; a file that is not PGN fails the run.";
+const char* const MERGE_ABOUT =
+    "Join dataset shards into one dataset: HDF5 virtual datasets over the shards (no copy; keep the shards,\n"
+    "stored relative to the output's folder), or one real file with --copy. Every shard is checked first.";
+
+const options::Table<TensorizeOptions>& tensorize_options() {
+  using O = TensorizeOptions;
+  using R = options::Rows<O>;
+  static const options::Table<O> table{
+      "tensorize",
+      {
+          R::value(&O::pgn_files, "--in,-i", "", "Input PGN file ('-' for stdin); repeat for several"),
+          R::value(&O::out, "--out,-o", "", "Output dataset (.h5); with --split, NAME.train.h5, NAME.val.h5, ..."),
+          threads_option(&O::threads, "Worker threads (replay, encoding, compression)"),
+          R::flag(&O::strict, "--strict", "", "Stop at the first bad game instead of skipping it"),
+          R::flag(&O::include_final, "--include-final", "", "Also write each game's final position (played_move -1)"),
+          R::flag(&O::dedupe, "--dedupe", "", "Drop positions already written (same placement, side, castling, e.p.)"),
+          R::value(&O::max_positions, "--max-positions", "",
+                   "Stop before the game that would exceed this many rows (0: no limit)")
+              .range(0, options::MAX_COUNT),
+          R::value(&O::split, "--split", "", "Fractions by game for train,val[,test] files, e.g. 0.9,0.05,0.05")
+              .delimiter(','),
+          R::value(&O::split_seed, "--split-seed", "", "Seed of the split by game").show_default(),
+          R::flag(&O::quiet, "--quiet,-q", "",
+                  "No progress line, no notes and no summary (skipped games are still reported)"),
+          R::value(&O::report, "--report", "",
+                   "Also write the summary as JSON to this file: games read, kept and skipped by reason"),
+          R::alias("--stats-json", "--report"),
+      }};
+  return table;
+}
+
+const options::Table<data::MergeOptions>& merge_options() {
+  using O = data::MergeOptions;
+  using R = options::Rows<O>;
+  static const options::Table<O> table{
+      "tensorize merge",
+      {
+          R::value(&O::out, "--out,-o", "", "Joined dataset (.h5)").required(),
+          R::value(&O::shards, "shards", "", "Shard datasets, in order").required(),
+          R::flag(&O::copy, "--copy", "", "Copy the shards' data into the output instead of referring to it"),
+      }};
+  return table;
+}
+
+}  // namespace legalnet::run

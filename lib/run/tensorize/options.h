@@ -1,0 +1,37 @@
+// tensorize's options and those of its merge subcommand, each declared once in a table
+// (util/option_table.h) from which the parser, --help and validate() read.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/dataset_merge.h"
+#include "util/option_table.h"
+
+namespace legalnet::run {
+
+struct TensorizeOptions {
+  std::vector<std::string> pgn_files;  // PGN files, plain/.gz/.zst, "-" for stdin
+  std::string out;                     // dataset path (.h5)
+  int threads = 1;                     // 0: all cores
+  bool strict = false;                 // the first bad game is fatal
+  bool include_final = false;          // also each game's final position
+  bool dedupe = false;                 // drop positions (by Zobrist key) already written
+  uint64_t max_positions = 0;          // 0: no limit; else stop before the game that would exceed it
+  std::vector<double> split;           // fractions for train/val/test files; empty: one file
+  uint64_t split_seed = 0;
+  bool quiet = false;
+  std::string report;  // also write the summary as JSON here (--report)
+  std::string command_line;
+};
+
+// --help's opening paragraph, and merge's description.
+extern const char* const TENSORIZE_ABOUT;
+extern const char* const MERGE_ABOUT;
+
+const options::Table<TensorizeOptions>& tensorize_options();
+// tensorize merge fills the dataset layer's MergeOptions (data/dataset_merge.h) directly.
+const options::Table<data::MergeOptions>& merge_options();
+
+}  // namespace legalnet::run

@@ -1,0 +1,19 @@
+// --threads, the same row in every tool's table: 0 is every core (util/thread_pool.h), and the
+// range refuses a negative count in the parser and in validate() alike. Not recorded in JSON:
+// the thread count changes no output.
+#pragma once
+
+#include <string>
+
+#include "util/option_table.h"
+
+namespace legalnet::run {
+
+template <class Options>
+options::Row<Options> threads_option(int Options::*field, const std::string& what) {
+  return options::Rows<Options>::value(field, "--threads,-t", "", what + " (0: all cores)")
+      .int_range(0, 1024)
+      .show_default();
+}
+
+}  // namespace legalnet::run
