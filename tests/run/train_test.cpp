@@ -84,6 +84,44 @@ TEST(Train, ResumedRunEndsWithTheSameWeights) {
   }
 }
 
+// --time-budget fixes the step count from a measured rate, records it as max_steps, and that
+// --max-steps gives the very same run: the measure draws nothing the run draws.
+TEST(Train, ATimeBudgetRecordsItsStepsAndThoseStepsRerunTheRun) {
+  const std::string dir = test::temp_dir("time-budget");
+  TrainOptions budget = tiny_run(dir + "/budget");
+  budget.max_steps = 0;
+  budget.epochs = 1;
+  budget.time_budget = 0.002;  // 0.1 s: fewer steps than an epoch
+  const TrainReport r = run_train(budget);
+  std::ifstream in(dir + "/budget/options.json");
+  const nlohmann::json options = nlohmann::json::parse(in);
+  const int64_t steps = options.at("max_steps").get<int64_t>();
+  EXPECT_GE(steps, 1);
+  EXPECT_EQ(options.at("total_steps").get<int64_t>(), r.steps);
+  EXPECT_LE(r.steps, steps);
+  TrainOptions again = tiny_run(dir + "/again");
+  again.epochs = 1;
+  again.max_steps = steps;
+  run_train(again);
+  const auto a = weights(dir + "/budget/model.safetensors"), b = weights(dir + "/again/model.safetensors");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i;
+  TrainOptions both = tiny_run(dir + "/both");
+  both.time_budget = 1;
+  EXPECT_THROW(
+      {
+        try {
+          run_train(both);
+        } catch (const Error& e) {
+          EXPECT_STREQ(e.what(),
+                       "--time-budget and --max-steps: give one (the budget sets --max-steps from the measured step "
+                       "rate)");
+          throw;
+        }
+      },
+      Error);
+}
+
 // A TCP port that was free a moment ago, for a rendezvous on loopback.
 int free_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

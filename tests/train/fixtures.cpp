@@ -1,7 +1,7 @@
 #include "train/fixtures.h"
 
-#include "run/gen_moves.h"
-#include "run/tensorize.h"
+#include "run/gen_moves/gen_moves.h"
+#include "run/tensorize/tensorize.h"
 #include "support/helpers.h"
 
 namespace legalnet::test {

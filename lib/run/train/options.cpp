@@ -133,6 +133,10 @@ Rows schedule_rows() {
                "Stop after this many steps (the schedule spans them)")
           .range(0, options::MAX_COUNT),
       R::value(&TrainOptions::max_time, "--max-time", "", "Stop after this many seconds of training").range(0, 1e9),
+      R::value(&TrainOptions::time_budget, "--time-budget", "",
+               "Minutes for the training steps: this machine's step rate is measured first and --max-steps set so "
+               "that the run fits (options.json records it: that --max-steps reruns the run byte for byte)")
+          .range(0, 1e6),
       R::fact("total_steps"),
       R::value(&TrainOptions::batch_size, "--batch-size", "batch_size", "Positions per step")
           .int_range(1, 1 << 20)
@@ -244,6 +248,11 @@ void validate(const TrainOptions& o) {
   if (o.data.empty()) throw Error("no training data: give --data FILE.h5");
   if (o.out.empty()) throw Error("no run folder: give --out runs/NAME");
   TRAIN_TABLE.validate(o);
+  if (o.time_budget > 0 && o.max_steps > 0)
+    throw Error("--time-budget and --max-steps: give one (the budget sets --max-steps from the measured step rate)");
+  if (o.time_budget > 0 && o.resume)
+    throw Error("--time-budget with --resume: give the run's --max-steps instead (its options.json's max_steps): a new "
+                "measure would change the run's length and its schedule");
 }
 
 std::vector<train::KeptOption> kept_on_resume() {

@@ -68,6 +68,7 @@ struct TrainOptions {
   int epochs = 1;
   int64_t max_steps = 0;  // 0: epochs decide
   double max_time = 0;    // seconds of training; 0: no limit
+  double time_budget = 0;  // minutes: max_steps fixed from a measured step rate before the run; 0: none
   int batch_size = 256;
   double lr = 0;  // peak learning rate; 0: the architecture's (DEFAULT_LRS)
   Optimizer optimizer = Optimizer::ADAM;

@@ -12,6 +12,7 @@
 #include "nn/precision.h"
 #include "run/train/load_data.h"
 #include "run/train/optimizer.h"
+#include "run/train/time_budget.h"
 #include "run/train/training_loop.h"
 #include "train/metrics.h"
 #include "train/run_folder.h"
@@ -148,6 +149,7 @@ TrainReport run_train(const TrainOptions& given) {
   int64_t total_steps = int64_t(o.epochs) * data.source->steps_per_epoch();
   if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
   if (total_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
+  total_steps = planned_steps(o, model, precision, device, ranks, total_steps, verbose);
 
   nn::TrainState state;
   if (o.resume) {

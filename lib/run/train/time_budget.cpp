@@ -1,0 +1,62 @@
+#include "run/train/time_budget.h"
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include "train/speed_probe.h"
+#include "util/console.h"
+
+namespace legalnet::run {
+namespace {
+
+// Runs shorter than this start without a measure unless they have a budget: the probe's few
+// seconds matter to them, and their time is not worth predicting.
+constexpr int64_t LONG_RUN_STEPS = 2000;
+// Seconds of timed probe steps (after two warm-up steps).
+constexpr double PROBE_SECONDS = 3.0;
+// The share of a budget given to the steps themselves: the rest goes to loading the data,
+// the validation passes, the checkpoints and the final save (about 5% in the default's runs).
+constexpr double STEP_SHARE = 0.9;
+
+// "AMD EPYC 9R14" from /proc/cpuinfo; "" where there is none.
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      return colon == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  return "";
+}
+
+}  // namespace
+
+int64_t planned_steps(TrainOptions& o, const nn::ModelConfig& model, nn::Precision precision,
+                      const torch::Device& device, train::Collectives& ranks, int64_t total_steps, bool verbose) {
+  const bool budget = o.time_budget > 0;
+  if (!budget && (!verbose || total_steps < LONG_RUN_STEPS)) return total_steps;
+  const train::SpeedProbe probe =
+      train::probe_training_speed(model, o.batch_size, precision, o.kernels, device, PROBE_SECONDS);
+  const std::string where =
+      device.is_cuda() ? device.str() : (cpu_model_name().empty() ? std::string("the CPU") : cpu_model_name());
+  if (verbose)
+    say("train: {} in {}: {:.0f} samples/s a process, measured over {} steps of {}\n", where,
+        nn::precision_name(precision), probe.samples_per_second, probe.steps, o.batch_size);
+  if (budget) {
+    int64_t steps = train::steps_within(o.time_budget * 60, probe, o.batch_size, STEP_SHARE);
+    for (int64_t rank_steps : ranks.all_gather(steps)) steps = std::min(steps, rank_steps);
+    o.max_steps = steps;
+    total_steps = std::min(total_steps, steps);
+    if (verbose)
+      say("train: --time-budget {:g} min: {} steps ({:.0f}% of the budget for the steps themselves); rerun with "
+          "--max-steps {} for the same run\n",
+          o.time_budget, total_steps, STEP_SHARE * 100, o.max_steps);
+  }
+  if (verbose)
+    say("train: {} steps take about {:.1f} min of steps\n", total_steps,
+        double(total_steps) * o.batch_size / probe.samples_per_second / 60);
+  return total_steps;
+}
+
+}  // namespace legalnet::run
