@@ -14,9 +14,8 @@
 #include "encode/inputs.h"
 #include "nn/model_file.h"
 #include "nn/models.h"
-#include "run/gen_moves/gen_moves.h"
-#include "run/tensorize/tensorize.h"
 #include "support/helpers.h"
+#include "train/fixtures.h"
 #include "train/metrics.h"
 #include "train/training_data.h"
 
@@ -26,35 +25,8 @@ namespace {
 using nn::ModelConfig;
 using nn::Precision;
 
-ModelConfig config(const std::string& kind, int hidden, int blocks, int channels) {
-  ModelConfig c;
-  c.inputs = encode::InputKind::PLANES;
-  c.kind = nn::parse_model_kind(kind);
-  c.hidden = hidden;
-  c.blocks = blocks;
-  c.channels = channels;
-  return c.resolved();
-}
-
-// A small held-out dataset: 6 games of seed 21.
-const std::string& tiny_dataset() {
-  static const std::string path = [] {
-    const std::string dir = test::temp_dir("evaluate-data");
-    GenMovesOptions g;
-    g.games = 6;
-    g.seed = 21;
-    g.out = dir + "/g.pgn";
-    g.quiet = true;
-    run_gen_moves(g);
-    TensorizeOptions t;
-    t.pgn_files = {g.out};
-    t.out = dir + "/d.h5";
-    t.quiet = true;
-    run_tensorize(t);
-    return t.out;
-  }();
-  return path;
-}
+using test::config;
+using test::tiny_dataset;  // the tiny dataset the torch suites share (6 games of seed 21)
 
 // Options to evaluate `model` on the tiny dataset's first `positions` rows, writing dir/report.json.
 EvaluateOptions tiny_evaluation(const std::string& model, const std::string& dir, uint64_t positions) {

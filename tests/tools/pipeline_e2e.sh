@@ -27,8 +27,11 @@ games.append(plies(f"{data}/games/placement.pgn.zst"))  # games from random plac
 assert games[-1][0] == 8 and games[-1][1] <= 8 * 20, games
 with h5py.File(f"{data}/tensors/train.h5") as f:
     assert f.attrs["num_games"] == 24 + 8
-    assert f.attrs["num_positions"] == sum(p for _, p in games), "positions != plies in the games"
-    assert (f["games/plies"][:].sum()) == f.attrs["num_positions"]
+    # A row before every move, and each game's final position (TRAIN_FINAL_POSITIONS=1).
+    assert f.attrs["num_positions"] == sum(p for _, p in games) + 24 + 8, "positions != plies + final positions"
+    assert f["games/plies"][:].sum() == sum(p for _, p in games)
+    assert f["games/num_rows"][:].sum() == f.attrs["num_positions"]
+    assert (f["played_move"][:] == -1).sum() == 24 + 8
 test_games, test_plies = plies(f"{data}/games/test.pgn.zst")
 with h5py.File(f"{data}/tensors/test.h5") as f:
     assert f.attrs["num_positions"] == test_plies and f.attrs["num_games"] == test_games == 6
