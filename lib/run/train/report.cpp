@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run/report_file.h"
 #include "util/console.h"
-#include "util/files.h"
 #include "util/provenance.h"
 
 namespace legalnet::run {
@@ -17,9 +17,7 @@ void write_report(const std::string& path, const std::string& command_line, cons
   j["val_precision"] = r.val_precision;
   j["val_recall"] = r.val_recall;
   j["samples_per_second"] = r.samples_per_second;
-  OutputFile out(path);
-  out.write(j.dump(2) + "\n");
-  out.commit();
+  finished_report(path, j)->commit();
 }
 
 void print_summary(const TrainReport& r) {
