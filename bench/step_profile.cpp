@@ -106,11 +106,8 @@ std::pair<double, double> matmul_rates(int64_t batch) {
 }
 
 std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
+  const std::string name = nn::cpu_model_name();
+  return name.empty() ? "unknown CPU" : name;
 }
 
 const char* PARTS[] = {"data (loader thread)", "forward stem+tower", "forward head", "loss",

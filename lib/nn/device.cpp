@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "util/error.h"
@@ -96,6 +97,16 @@ int64_t count_parameters(const torch::nn::Module& module) {
   int64_t n = 0;
   for (const auto& p : module.parameters()) n += p.numel();
   return n;
+}
+
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const size_t value = line.find_first_not_of(" \t", line.find(':') + 1);
+      return value == std::string::npos ? "" : line.substr(value);
+    }
+  return "";
 }
 
 }  // namespace legalnet::nn

@@ -1,9 +1,9 @@
 #include "run/train/time_budget.h"
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 
+#include "nn/device.h"
 #include "train/speed_probe.h"
 #include "util/console.h"
 
@@ -19,17 +19,6 @@ constexpr double PROBE_SECONDS = 3.0;
 // the validation passes, the checkpoints and the final save (about 5% in the default's runs).
 constexpr double STEP_SHARE = 0.9;
 
-// "AMD EPYC 9R14" from /proc/cpuinfo; "" where there is none.
-std::string cpu_model_name() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      return colon == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", colon + 1));
-    }
-  return "";
-}
-
 }  // namespace
 
 int64_t planned_steps(TrainOptions& o, const nn::ModelConfig& model, nn::Precision precision,
@@ -38,8 +27,8 @@ int64_t planned_steps(TrainOptions& o, const nn::ModelConfig& model, nn::Precisi
   if (!budget && (!verbose || total_steps < LONG_RUN_STEPS)) return total_steps;
   const train::SpeedProbe probe =
       train::probe_training_speed(model, o.batch_size, precision, o.kernels, device, PROBE_SECONDS);
-  const std::string where =
-      device.is_cuda() ? device.str() : (cpu_model_name().empty() ? std::string("the CPU") : cpu_model_name());
+  const std::string cpu = nn::cpu_model_name();
+  const std::string where = device.is_cuda() ? device.str() : (cpu.empty() ? std::string("the CPU") : cpu);
   if (verbose)
     say("train: {} in {}: {:.0f} samples/s a process, measured over {} steps of {}\n", where,
         nn::precision_name(precision), probe.samples_per_second, probe.steps, o.batch_size);
