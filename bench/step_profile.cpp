@@ -28,6 +28,7 @@
 #include <map>
 
 #include "nn/board_conv.h"
+#include "nn/tile_gemm.h"
 #include "nn/device.h"
 #include "nn/loss.h"
 #include "nn/models.h"
@@ -70,7 +71,7 @@ __attribute__((target("avx2,fma"))) double fma_loop(int64_t iterations) {
 // The fp32 FMA limit of all torch's threads together, in GFLOP/s: the best of a few rounds of
 // the loop run on every thread at once.
 double fma_limit() {
-  if (!board_conv_uses_avx2()) return 0;
+  if (board_isa() < BoardIsa::AVX2) return 0;
   const int threads = at::get_num_threads();
   const int64_t iterations = 20'000'000;
   double best = 0;

@@ -52,6 +52,18 @@ if(NOT LEGALNET_TORCH_VERSION OR LEGALNET_TORCH_VERSION VERSION_LESS LEGALNET_TO
   message(FATAL_ERROR "legalnet: libtorch ${LEGALNET_TORCH_VERSION} found in ${TORCH_INSTALL_PREFIX}, but libtorch >= ${LEGALNET_TORCH_MIN_VERSION} is needed. ${legalnet_torch_hint}.")
 endif()
 
+# at::parallel_for's OpenMP region is inline in torch's headers: a file of ours that calls it
+# runs serially unless it is compiled with LEGALNET_OPENMP_FLAG (as torch's own extensions are)
+# and linked to an OpenMP runtime. The one torch ships (the wheel's lib/libgomp.so.1) is linked,
+# so the process has one runtime and one thread pool (the RUNPATH finds torch's copy first).
+set(LEGALNET_OPENMP_FLAG -fopenmp)
+if(EXISTS "${TORCH_INSTALL_PREFIX}/lib/libgomp.so.1")
+  list(APPEND TORCH_LIBRARIES "${TORCH_INSTALL_PREFIX}/lib/libgomp.so.1")
+else()
+  find_package(OpenMP REQUIRED COMPONENTS CXX)
+  list(APPEND TORCH_LIBRARIES OpenMP::OpenMP_CXX)
+endif()
+
 set(LEGALNET_WITH_CUDA OFF)
 if(TARGET torch_cuda)
   set(LEGALNET_WITH_CUDA ON)

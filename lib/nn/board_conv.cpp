@@ -3,248 +3,21 @@
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 
-#include <atomic>
-#include <cstring>
-#include <type_traits>
+#include <algorithm>
 #include <vector>
 
 // The transforms pass 8-float vectors between inlined helpers; GCC warns that their ABI
 // changes with AVX, which does not matter for functions that are always inlined.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+#include "nn/tile_gemm.h"
+#include "nn/winograd_tiles.h"
+
 namespace legalnet::nn {
 
 namespace {
 
-// Lavin & Gray's matrices: the input tile d (A x A) becomes V = BT d BT^T, a weight g (3x3)
-// U = G g G^T, and the product M = U * V (element-wise, summed over input channels) gives
-// the M x M output tile AT M AT^T.
-template <int M>
-struct Winograd;
-
-template <>
-struct Winograd<2> {
-  static constexpr int A = 4;
-  static constexpr float BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
-  static constexpr float G[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
-  static constexpr float AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
-};
-
-template <>
-struct Winograd<4> {
-  static constexpr int A = 6;
-  static constexpr float BT[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
-                                     {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
-  static constexpr float G[6][3] = {{1.0f / 4, 0, 0},
-                                    {-1.0f / 6, -1.0f / 6, -1.0f / 6},
-                                    {-1.0f / 6, 1.0f / 6, -1.0f / 6},
-                                    {1.0f / 24, 1.0f / 12, 1.0f / 6},
-                                    {1.0f / 24, -1.0f / 12, 1.0f / 6},
-                                    {0, 0, 1}};
-  static constexpr float AT[4][6] = {
-      {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
-};
-
-// A block of channels: 8 floats (AVX2), 4 (the x86-64-v2 baseline's SSE) or 1 (the tail).
-typedef float v8 __attribute__((vector_size(32)));
-typedef float v4 __attribute__((vector_size(16)));
-
-template <typename Vec>
-constexpr int lanes() {
-  return sizeof(Vec) / sizeof(float);
-}
-template <typename Vec>
-[[gnu::always_inline]] inline Vec load(const float* p) {
-  Vec v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <typename Vec>
-[[gnu::always_inline]] inline void store(float* p, Vec v) {
-  std::memcpy(p, &v, sizeof v);
-}
-
-// acc + c * v, with the coefficients' zeros and ones folded away once the loops are unrolled
-// over the constant matrices.
-template <typename Vec>
-[[gnu::always_inline]] inline Vec madd(Vec acc, float c, Vec v) {
-  if (c == 0) return acc;
-  if (c == 1) return acc + v;
-  if (c == -1) return acc - v;
-  return acc + c * v;
-}
-
-constexpr int BOARD = 8;
-
-// The shapes the transforms share: B boards, C input and K output channels; the tiles are
-// numbered board-major (board * TILES + tile row * T + tile column), N = B * TILES.
-struct Shape {
-  int64_t boards, channels_in, channels_out;
-};
-
-// out = L x R^T for constant matrices L [R][I] and R [O][J], given as coefficient functions:
-// the shape of every transform here (the "sandwich"); unrolled over the constant matrices, their
-// zeros and ones fold away.
-template <int R, int I, int J, int O, typename Vec, typename Left, typename Right>
-[[gnu::always_inline]] inline void sandwich(const Vec (&x)[I][J], Vec (&out)[R][O], Left left, Right right) {
-  Vec tmp[R][J];
-#pragma GCC unroll 8
-  for (int i = 0; i < R; ++i)
-#pragma GCC unroll 8
-    for (int e = 0; e < J; ++e) {
-      Vec acc{};
-#pragma GCC unroll 8
-      for (int a = 0; a < I; ++a) acc = madd(acc, left(i, a), x[a][e]);
-      tmp[i][e] = acc;
-    }
-#pragma GCC unroll 8
-  for (int i = 0; i < R; ++i)
-#pragma GCC unroll 8
-    for (int j = 0; j < O; ++j) {
-      Vec acc{};
-#pragma GCC unroll 8
-      for (int e = 0; e < J; ++e) acc = madd(acc, right(j, e), tmp[i][e]);
-      out[i][j] = acc;
-    }
-}
-
-// Where tile t's transform-domain element (i, j) of channel c lies in a [A*A, N, channels] buffer.
-template <int M>
-inline int64_t tile_at(const Shape& s, int64_t channels, int64_t b, int ty, int tx, int i, int j, int c) {
-  constexpr int A = Winograd<M>::A, T = BOARD / M;
-  const int64_t N = s.boards * T * T, t = b * T * T + ty * T + tx;
-  return ((i * A + j) * N + t) * channels + c;
-}
-// Where square (r, q) of board b lies in a [B,8,8,channels] buffer.
-inline int64_t square_at(int64_t channels, int64_t b, int r, int q, int c) {
-  return ((b * BOARD + r) * BOARD + q) * channels + c;
-}
-
-// The four transforms, each one tile and one block of channels (Vec) at a time.
-// Forward, input: x [B,8,8,C] -> V [A*A, N, C], V = BT d BT^T.
-struct InputTransform {
-  static int64_t channels(const Shape& s) { return s.channels_in; }
-  template <int M, typename Vec>
-  [[gnu::always_inline]] static void block(const float* x, float* V, const Shape& s, int64_t b, int ty, int tx, int c) {
-    using W = Winograd<M>;
-    constexpr int A = W::A;
-    Vec d[A][A], v[A][A];
-#pragma GCC unroll 8
-    for (int a = 0; a < A; ++a)
-#pragma GCC unroll 8
-      for (int e = 0; e < A; ++e) {
-        const int r = ty * M + a - 1, q = tx * M + e - 1;
-        d[a][e] = r >= 0 && r < BOARD && q >= 0 && q < BOARD ? load<Vec>(x + square_at(s.channels_in, b, r, q, c)) : Vec{};
-      }
-    const auto bt = [](int i, int a) { return W::BT[i][a]; };
-    sandwich(d, v, bt, bt);
-#pragma GCC unroll 8
-    for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < A; ++j) store(V + tile_at<M>(s, s.channels_in, b, ty, tx, i, j, c), v[i][j]);
-  }
-};
-
-// Forward, output: the products Mm [A*A, N, K] -> y [B,8,8,K], y = AT m AT^T.
-struct OutputTransform {
-  static int64_t channels(const Shape& s) { return s.channels_out; }
-  template <int M, typename Vec>
-  [[gnu::always_inline]] static void block(const float* Mm, float* y, const Shape& s, int64_t b, int ty, int tx, int k) {
-    using W = Winograd<M>;
-    constexpr int A = W::A;
-    Vec m[A][A], out[M][M];
-#pragma GCC unroll 8
-    for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < A; ++j) m[i][j] = load<Vec>(Mm + tile_at<M>(s, s.channels_out, b, ty, tx, i, j, k));
-    const auto at = [](int r, int i) { return W::AT[r][i]; };
-    sandwich(m, out, at, at);
-#pragma GCC unroll 8
-    for (int r = 0; r < M; ++r)
-#pragma GCC unroll 8
-      for (int q = 0; q < M; ++q) store(y + square_at(s.channels_out, b, ty * M + r, tx * M + q, k), out[r][q]);
-  }
-};
-
-// Backward, the output transform's transpose: gy [B,8,8,K] -> gM [A*A, N, K], gM = AT^T gY AT.
-struct OutputGradient {
-  static int64_t channels(const Shape& s) { return s.channels_out; }
-  template <int M, typename Vec>
-  [[gnu::always_inline]] static void block(const float* gy, float* gM, const Shape& s, int64_t b, int ty, int tx,
-                                           int k) {
-    using W = Winograd<M>;
-    constexpr int A = W::A;
-    Vec g[M][M], out[A][A];
-#pragma GCC unroll 8
-    for (int r = 0; r < M; ++r)
-#pragma GCC unroll 8
-      for (int q = 0; q < M; ++q) g[r][q] = load<Vec>(gy + square_at(s.channels_out, b, ty * M + r, tx * M + q, k));
-    const auto at_t = [](int i, int r) { return W::AT[r][i]; };
-    sandwich(g, out, at_t, at_t);
-#pragma GCC unroll 8
-    for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < A; ++j) store(gM + tile_at<M>(s, s.channels_out, b, ty, tx, i, j, k), out[i][j]);
-  }
-};
-
-// Backward, the input transform's transpose: gV [A*A, N, C] -> the tile's gd = BT^T gV BT, added
-// into the board's padded gradient pad [10,10,C] (neighbouring tiles overlap by 2 rows/columns).
-struct InputGradient {
-  static int64_t channels(const Shape& s) { return s.channels_in; }
-  template <int M, typename Vec>
-  [[gnu::always_inline]] static void block(const float* gV, float* pad, const Shape& s, int64_t b, int ty, int tx,
-                                           int c) {
-    using W = Winograd<M>;
-    constexpr int A = W::A, P = BOARD + 2;
-    const int64_t C = s.channels_in;
-    Vec g[A][A], gd[A][A];
-#pragma GCC unroll 8
-    for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < A; ++j) g[i][j] = load<Vec>(gV + tile_at<M>(s, C, b, ty, tx, i, j, c));
-    const auto bt_t = [](int a, int i) { return W::BT[i][a]; };
-    sandwich(g, gd, bt_t, bt_t);
-#pragma GCC unroll 8
-    for (int a = 0; a < A; ++a)
-#pragma GCC unroll 8
-      for (int e = 0; e < A; ++e) {
-        float* at = pad + ((ty * M + a) * P + tx * M + e) * C + c;
-        store(at, load<Vec>(at) + gd[a][e]);
-      }
-  }
-};
-
-// Every tile of board b: the channels in blocks of Vec, then one at a time.
-template <class Transform, int M, typename Vec>
-[[gnu::always_inline]] inline void board_tiles(const float* in, float* out, const Shape& s, int64_t b) {
-  constexpr int T = BOARD / M;
-  const int C = int(Transform::channels(s));
-  for (int ty = 0; ty < T; ++ty)
-    for (int tx = 0; tx < T; ++tx) {
-      int c = 0;
-      for (; c + lanes<Vec>() <= C; c += lanes<Vec>()) Transform::template block<M, Vec>(in, out, s, b, ty, tx, c);
-      for (; c < C; ++c) Transform::template block<M, float>(in, out, s, b, ty, tx, c);
-    }
-}
-
-// A pass over boards [b0, b1); the input gradient sums the overlapping tiles in a padded board.
-template <class Transform, int M, typename Vec>
-[[gnu::always_inline]] inline void boards(const float* in, float* out, const Shape& s, int64_t b0, int64_t b1) {
-  if constexpr (!std::is_same_v<Transform, InputGradient>) {
-    for (int64_t b = b0; b < b1; ++b) board_tiles<Transform, M, Vec>(in, out, s, b);
-  } else {
-    constexpr int P = BOARD + 2;
-    const int64_t C = s.channels_in;
-    std::vector<float> pad(size_t(P * P * C));
-    for (int64_t b = b0; b < b1; ++b) {
-      std::fill(pad.begin(), pad.end(), 0.0f);
-      board_tiles<Transform, M, Vec>(in, pad.data(), s, b);
-      for (int r = 0; r < BOARD; ++r)
-        std::memcpy(out + square_at(C, b, r, 0, 0), pad.data() + ((r + 1) * P + 1) * C, sizeof(float) * BOARD * C);
-    }
-  }
-}
+using namespace winograd;
 
 using Pass = void (*)(const float*, float*, const Shape&, int64_t, int64_t);
 struct Passes {
@@ -272,84 +45,207 @@ constexpr Passes base_passes() {
           pass_base<InputGradient, M>};
 }
 
-std::atomic<bool> avx2_allowed{true};
-
-const Passes& passes_for(int64_t m) {
+const Passes& passes_for(int64_t m, BoardIsa isa) {
   static const Passes avx2[2] = {avx2_passes<2>(), avx2_passes<4>()};
   static const Passes base[2] = {base_passes<2>(), base_passes<4>()};
-  return (board_conv_uses_avx2() ? avx2 : base)[m == 2 ? 0 : 1];
+  return (isa >= BoardIsa::AVX2 ? avx2 : base)[m == 2 ? 0 : 1];
 }
 
-// Runs `pass` over all boards, split across torch's intra-op threads.
-void over_boards(Pass pass, const float* in, float* out, const Shape& s) {
-  at::parallel_for(0, s.boards, 16, [&](int64_t b0, int64_t b1) { pass(in, out, s, b0, b1); });
+int64_t padded(int64_t channels) { return (channels + TILE_GEMM_COLUMNS - 1) / TILE_GEMM_COLUMNS * TILE_GEMM_COLUMNS; }
+
+// Boards per block: a block's transform-domain buffers (36 x 16 tiles x 32 channels x 4 bytes =
+// 72 KiB each for F(4x4)) stay in L2 from the transform through the products to the next
+// transform, where a pass over the whole batch would send every one through memory.
+constexpr int64_t BLOCK_BOARDS = 4;
+
+// One convolution's sizes: m the output tile, c and k the channels (cp and kp padded to the
+// matrix products' column multiple).
+struct Plan {
+  int64_t m, boards, c, k;
+  int64_t positions() const { return (m + 2) * (m + 2); }
+  int64_t tiles_per_board() const { return (BOARD / m) * (BOARD / m); }
+  int64_t cp() const { return padded(c); }
+  int64_t kp() const { return padded(k); }
+  int64_t blocks() const { return (boards + BLOCK_BOARDS - 1) / BLOCK_BOARDS; }
+  size_t block_floats(int64_t stride) const { return size_t(positions() * BLOCK_BOARDS * tiles_per_board() * stride); }
+};
+
+// One block of boards: the first board, how many, its tiles and the transforms' shape.
+struct Block {
+  int64_t first, boards, tiles;
+  Shape shape;
+  Block(const Plan& p, int64_t index) {
+    first = index * BLOCK_BOARDS;
+    boards = std::min(BLOCK_BOARDS, p.boards - first);
+    tiles = boards * p.tiles_per_board();
+    shape = Shape{boards, p.c, p.k, p.cp(), p.kp()};
+  }
+  int64_t square(int64_t channels) const { return first * BOARD * BOARD * channels; }
+};
+
+// Runs f(chunk, first block, end block) over the blocks, one chunk a thread; the chunks depend on
+// the thread count only, so that the weight gradient's partial sums are added in a fixed order
+// (the same run twice gives the same bytes).
+template <typename F>
+void over_chunks(int64_t blocks, F f) {
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(blocks, at::get_num_threads()));
+  at::parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) f(c, blocks * c / chunks, blocks * (c + 1) / chunks);
+  });
 }
 
-// G as a tensor, for the weight transform U = G g G^T (done with torch's matmul, which
-// differentiates it: the weights are few).
-torch::Tensor g_matrix(int64_t m) {
-  auto fill = [](const auto& g) {
-    const int64_t a = std::size(g);
-    auto t = torch::empty({a, 3});
-    for (int64_t i = 0; i < a; ++i)
-      for (int64_t j = 0; j < 3; ++j) t[i][j] = g[i][j];
-    return t;
-  };
-  static const torch::Tensor g2 = fill(Winograd<2>::G), g4 = fill(Winograd<4>::G);
-  return m == 2 ? g2 : g4;
+// The products of one block at every transform-domain position q: C_q (+)= A_q B_q, where A_q
+// is the block's [tiles, depth] slice (or its transpose) and B_q a [depth, n] matrix.
+void products(const Plan& p, BoardIsa isa, int rows, int depth, int n, const float* a, int64_t a_row,
+              int64_t a_depth, int64_t a_step, const float* b, float* c, int64_t c_step, bool accumulate) {
+  for (int64_t q = 0; q < p.positions(); ++q)
+    tile_gemm(isa, rows, depth, n, {a + q * a_step, a_row, a_depth, b + q * int64_t(depth) * n, n}, c + q * c_step,
+              n, accumulate);
 }
 
-// The convolution with the transformed weights U [A*A, C, K]: the transforms in our loops, the
-// element-wise products as one batched matmul over the A*A positions of the tiles.
+// y = conv(x, U): per block, V = input transform of x, M_q = V_q U_q, y = output transform of M.
+void forward_blocks(const Plan& p, const float* x, const float* u, float* y) {
+  const BoardIsa isa = board_isa();
+  const Passes& f = passes_for(p.m, isa);
+  const int64_t cp = p.cp(), kp = p.kp();
+  over_chunks(p.blocks(), [&](int64_t, int64_t b0, int64_t b1) {
+    std::vector<float> v(p.block_floats(cp)), mm(p.block_floats(kp));
+    for (int64_t i = b0; i < b1; ++i) {
+      const Block blk(p, i);
+      if (cp != p.c) std::fill(v.begin(), v.end(), 0.0f);  // the padding channels
+      f.input(x + blk.square(p.c), v.data(), blk.shape, 0, blk.boards);
+      products(p, isa, int(blk.tiles), int(cp), int(kp), v.data(), cp, 1, blk.tiles * cp, u, mm.data(),
+               blk.tiles * kp, false);
+      f.output(mm.data(), y + blk.square(p.k), blk.shape, 0, blk.boards);
+    }
+  });
+}
+
+// The backward pass per block: gM = the output transform's transpose of gy; the input gradient
+// gV_q = gM_q U_q^T through the input transform's transpose (gx); the weight gradient
+// gU_q += V_q^T gM_q with V recomputed from x (cheaper than keeping it: it is 2.25x x's size),
+// summed per chunk, then over the chunks in order.
+void backward_blocks(const Plan& p, const float* x, const float* u_t, const float* gy, float* gx, float* gu) {
+  const BoardIsa isa = board_isa();
+  const Passes& f = passes_for(p.m, isa);
+  const int64_t cp = p.cp(), kp = p.kp();
+  const size_t u_floats = size_t(p.positions() * cp * kp);
+  std::vector<std::vector<float>> partial(size_t(std::max<int64_t>(1, at::get_num_threads())));
+  over_chunks(p.blocks(), [&](int64_t chunk, int64_t b0, int64_t b1) {
+    std::vector<float> gm(p.block_floats(kp)), v(p.block_floats(cp));
+    std::vector<float>& gu_chunk = partial[size_t(chunk)];
+    if (gu != nullptr) gu_chunk.assign(u_floats, 0.0f);
+    for (int64_t i = b0; i < b1; ++i) {
+      const Block blk(p, i);
+      if (kp != p.k) std::fill(gm.begin(), gm.end(), 0.0f);
+      f.output_t(gy + blk.square(p.k), gm.data(), blk.shape, 0, blk.boards);
+      if (gx != nullptr) {
+        products(p, isa, int(blk.tiles), int(kp), int(cp), gm.data(), kp, 1, blk.tiles * kp, u_t, v.data(),
+                 blk.tiles * cp, false);
+        f.input_t(v.data(), gx + blk.square(p.c), blk.shape, 0, blk.boards);
+      }
+      if (gu != nullptr) {
+        if (cp != p.c) std::fill(v.begin(), v.end(), 0.0f);
+        f.input(x + blk.square(p.c), v.data(), blk.shape, 0, blk.boards);
+        products(p, isa, int(cp), int(blk.tiles), int(kp), v.data(), 1, cp, blk.tiles * cp, gm.data(),
+                 gu_chunk.data(), cp * kp, true);
+      }
+    }
+  });
+  if (gu == nullptr) return;
+  std::fill(gu, gu + u_floats, 0.0f);
+  for (const auto& part : partial)
+    for (size_t j = 0; j < part.size(); ++j) gu[j] += part[j];
+}
+
+// The weight transform U_q[c][k] = (G w[k][c] G^T)[i][j] for q = i * A + j, into U [A*A, Cp, Kp]
+// (zero in the padding), and its transpose for the weight gradient: gw[k][c] = G^T gU[k][c] G.
+// A few thousand numbers a layer: plain loops, one autograd node with the convolution (torch's
+// matmuls, permute and pad cost a dozen nodes a layer, forward and backward).
+template <int M>
+void weight_transform(const Plan& p, const float* w, float* u) {
+  using W = Winograd<M>;
+  constexpr int A = W::A;
+  const int64_t cp = p.cp(), kp = p.kp();
+  for (int64_t k = 0; k < p.k; ++k)
+    for (int64_t c = 0; c < p.c; ++c) {
+      const float* g = w + (k * p.c + c) * 9;
+      float t[A][3];
+      for (int i = 0; i < A; ++i)
+        for (int b = 0; b < 3; ++b) t[i][b] = W::G[i][0] * g[b] + W::G[i][1] * g[3 + b] + W::G[i][2] * g[6 + b];
+      for (int i = 0; i < A; ++i)
+        for (int j = 0; j < A; ++j)
+          u[((i * A + j) * cp + c) * kp + k] = t[i][0] * W::G[j][0] + t[i][1] * W::G[j][1] + t[i][2] * W::G[j][2];
+    }
+}
+template <int M>
+void weight_gradient(const Plan& p, const float* gu, float* gw) {
+  using W = Winograd<M>;
+  constexpr int A = W::A;
+  const int64_t cp = p.cp(), kp = p.kp();
+  for (int64_t k = 0; k < p.k; ++k)
+    for (int64_t c = 0; c < p.c; ++c) {
+      float t[A][3] = {};
+      for (int i = 0; i < A; ++i)
+        for (int j = 0; j < A; ++j) {
+          const float v = gu[((i * A + j) * cp + c) * kp + k];
+          for (int b = 0; b < 3; ++b) t[i][b] += v * W::G[j][b];
+        }
+      float* g = gw + (k * p.c + c) * 9;
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+          float sum = 0;
+          for (int i = 0; i < A; ++i) sum += W::G[i][a] * t[i][b];
+          g[a * 3 + b] = sum;
+        }
+    }
+}
+
+torch::Tensor board_tensor(int64_t boards, int64_t channels) {
+  return torch::empty({boards, channels, BOARD, BOARD},
+                      torch::TensorOptions().memory_format(torch::MemoryFormat::ChannelsLast));
+}
+
+// The convolution of x [B,C,8,8] with the weight [K,C,3,3]; U = the transformed weight.
 struct BoardConvFunction : torch::autograd::Function<BoardConvFunction> {
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& u,
-                               int64_t m) {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, int64_t m) {
     const auto xc = x.contiguous(torch::MemoryFormat::ChannelsLast);
-    const int64_t tiles = (BOARD / m) * (BOARD / m), positions = u.size(0);
-    const Shape s{x.size(0), x.size(1), u.size(2)};
-    const Passes& f = passes_for(m);
-    auto v = torch::empty({positions, s.boards * tiles, s.channels_in});
-    over_boards(f.input, xc.data_ptr<float>(), v.data_ptr<float>(), s);
-    const auto product = at::bmm(v, u);
-    auto y = torch::empty({s.boards, s.channels_out, BOARD, BOARD},
-                          torch::TensorOptions().memory_format(torch::MemoryFormat::ChannelsLast));
-    over_boards(f.output, product.data_ptr<float>(), y.data_ptr<float>(), s);
-    ctx->save_for_backward({v, u});
+    const auto w = weight.contiguous();
+    const Plan p{m, x.size(0), x.size(1), w.size(0)};
+    auto u = torch::zeros({p.positions(), p.cp(), p.kp()});
+    (m == 2 ? weight_transform<2> : weight_transform<4>)(p, w.data_ptr<float>(), u.data_ptr<float>());
+    auto y = board_tensor(p.boards, p.k);
+    forward_blocks(p, xc.data_ptr<float>(), u.data_ptr<float>(), y.data_ptr<float>());
+    ctx->save_for_backward({xc, u});
     ctx->saved_data["m"] = m;
+    ctx->saved_data["k"] = p.k;
     return y;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto& v = saved[0];
+    const auto& x = saved[0];
     const auto& u = saved[1];
     const int64_t m = ctx->saved_data["m"].toInt();
-    const Shape s{grads[0].size(0), u.size(1), u.size(2)};
-    const Passes& f = passes_for(m);
+    const Plan p{m, x.size(0), x.size(1), ctx->saved_data["k"].toInt()};
     const auto gy = grads[0].contiguous(torch::MemoryFormat::ChannelsLast);
-    auto gm = torch::empty({v.size(0), v.size(1), s.channels_out});
-    over_boards(f.output_t, gy.data_ptr<float>(), gm.data_ptr<float>(), s);
-    torch::Tensor gx, gu;
-    if (ctx->needs_input_grad(1)) gu = at::bmm(v.transpose(1, 2), gm);
-    if (ctx->needs_input_grad(0)) {
-      const auto gv = at::bmm(gm, u.transpose(1, 2));
-      gx = torch::empty({s.boards, s.channels_in, BOARD, BOARD},
-                        torch::TensorOptions().memory_format(torch::MemoryFormat::ChannelsLast));
-      over_boards(f.input_t, gv.data_ptr<float>(), gx.data_ptr<float>(), s);
+    const auto u_t = u.transpose(1, 2).contiguous();
+    torch::Tensor gx, gu, gw;
+    if (ctx->needs_input_grad(0)) gx = board_tensor(p.boards, p.c);
+    if (ctx->needs_input_grad(1)) gu = torch::empty_like(u);
+    backward_blocks(p, x.data_ptr<float>(), u_t.data_ptr<float>(), gy.data_ptr<float>(),
+                    gx.defined() ? gx.data_ptr<float>() : nullptr, gu.defined() ? gu.data_ptr<float>() : nullptr);
+    if (gu.defined()) {
+      gw = torch::empty({p.k, p.c, 3, 3});
+      (m == 2 ? weight_gradient<2> : weight_gradient<4>)(p, gu.data_ptr<float>(), gw.data_ptr<float>());
     }
-    return {gx, gu, torch::Tensor()};
+    return {gx, gw, torch::Tensor()};
   }
 };
 
 }  // namespace
-
-bool board_conv_uses_avx2() {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return avx2 && avx2_allowed;
-}
-
-void board_conv_allow_avx2(bool allowed) { avx2_allowed = allowed; }
 
 bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight) {
   return x.device().is_cpu() && x.scalar_type() == torch::kFloat && weight.scalar_type() == torch::kFloat &&
@@ -359,14 +255,7 @@ bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight) {
 }
 
 torch::Tensor board_conv3x3(const torch::Tensor& x, const torch::Tensor& weight, WinogradTile tile) {
-  const int64_t m = int64_t(tile), a = m + 2;
-  const auto g = g_matrix(m);
-  // U = G w G^T: [K,C,A,A] -> [A*A, C, K], the right-hand side of the batched matmul.
-  const auto u = torch::matmul(torch::matmul(g, weight), g.t())
-                     .reshape({weight.size(0), weight.size(1), a * a})
-                     .permute({2, 1, 0})
-                     .contiguous();
-  return BoardConvFunction::apply(x, u, m);
+  return BoardConvFunction::apply(x, weight, int64_t(tile));
 }
 
 }  // namespace legalnet::nn

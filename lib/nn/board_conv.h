@@ -1,9 +1,10 @@
 // The board kernels (train --kernels board): a 3x3 convolution with stride 1 and padding 1
 // over 8x8 boards, as Winograd F(4x4,3x3) or F(2x2,3x3), forward and backward, in our own
 // autograd function. On an 8x8 board F(4x4) is 4 tiles of 6x6 and 36 multiplications per tile
-// and channel pair, where the direct convolution does 576 per board: 4x less arithmetic, done
-// as 36 (or 16) batched matmuls over all tiles of the batch (MKL at full speed), with the
-// tile transforms in our own loops (AVX2+FMA where the CPU has them). The weights stay a
+// and channel pair, where the direct convolution does 576 per board: 4x less arithmetic. A block
+// of 4 boards goes through the input transform, the 36 (or 16) small matrix products
+// (nn/tile_gemm.h: AVX-512, AVX2+FMA or SSE) and the output transform while it is in cache; the
+// instruction set is nn::board_isa() (tile_gemm.h). The weights stay a
 // Conv2d's [K,C,3,3]: the model file does not change. docs/benchmarks.md (issue 32) has the
 // figures and the accuracy.
 #pragma once
@@ -24,11 +25,5 @@ bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight);
 // result is [B,K,8,8] in channels-last layout; differentiable in x and weight.
 torch::Tensor board_conv3x3(const torch::Tensor& x, const torch::Tensor& weight,
                             WinogradTile tile = WinogradTile::F4);
-
-// Whether the AVX2+FMA transforms run (the CPU has them and they are allowed); otherwise the
-// baseline's loops (SSE) do.
-bool board_conv_uses_avx2();
-// Tests run the baseline's loops on an AVX2 CPU too.
-void board_conv_allow_avx2(bool allowed);
 
 }  // namespace legalnet::nn

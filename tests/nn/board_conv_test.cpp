@@ -2,9 +2,12 @@
 // gradients of the input and the weights, for random shapes and values.
 #include <gtest/gtest.h>
 
+#include <ATen/Parallel.h>
+
 #include <fmt/core.h>
 
 #include "nn/board_conv.h"
+#include "nn/tile_gemm.h"
 
 namespace legalnet::nn {
 namespace {
@@ -58,15 +61,18 @@ double check(const Case& c, WinogradTile tile, double tolerance) {
                    relative_error(w.grad().to(torch::kDouble), wr.grad())});
 }
 
-// Every case with both the AVX2 transforms (where the CPU has them) and the baseline's.
+// Every case with each instruction set the CPU has (AVX-512, AVX2+FMA, the SSE baseline).
 void check_all(WinogradTile tile, double tolerance) {
-  double worst = 0;
-  for (const bool avx2 : {true, false}) {
-    board_conv_allow_avx2(avx2);
+  const BoardIsa best = board_isa();
+  for (const BoardIsa isa : {BoardIsa::AVX512, BoardIsa::AVX2, BoardIsa::BASELINE}) {
+    if (isa > best) continue;
+    board_isa_cap(isa);
+    double worst = 0;
     for (const Case& c : random_cases()) worst = std::max(worst, check(c, tile, tolerance));
+    fmt::print("F({0}x{0},3x3), {1}: largest relative error {2:.2g} (fp64 reference)\n", int(tile),
+               board_isa_name(isa), worst);
   }
-  board_conv_allow_avx2(true);
-  fmt::print("F({0}x{0},3x3): largest relative error {1:.2g} (fp64 reference)\n", int(tile), worst);
+  board_isa_cap(BoardIsa::AVX512);
 }
 
 
@@ -86,6 +92,28 @@ TEST(BoardConv, TheComparisonSeesAWrongWeight) {
   auto wrong = w.clone();
   wrong[3][5][1][2] += 0.1;
   EXPECT_GT(relative_error(board_conv3x3(x, wrong), torch::conv2d(x, w, {}, 1, 1)), 1e-3);
+}
+
+// Blocks of 4 boards split between threads: the weight gradient's partial sums are added in a
+// fixed order, so one thread count gives the same bytes twice, and any count the same values
+// within rounding.
+TEST(BoardConv, TheSameBytesTwiceAndAnyThreadCount) {
+  torch::manual_seed(5);
+  const auto x0 = torch::randn({37, 32, 8, 8}), w0 = torch::randn({32, 32, 3, 3}) / 17.0;
+  const auto gy = torch::randn({37, 32, 8, 8});
+  auto run = [&](int threads) {
+    const int before = at::get_num_threads();
+    at::set_num_threads(threads);
+    auto x = x0.clone().requires_grad_(true), w = w0.clone().requires_grad_(true);
+    board_conv3x3(x, w).backward(gy);
+    at::set_num_threads(before);
+    return std::vector<torch::Tensor>{x.grad(), w.grad()};
+  };
+  const auto a = run(2), b = run(2), one = run(1);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::equal(a[i], b[i])) << i;
+    EXPECT_LT(relative_error(a[i], one[i]), 1e-5) << i;
+  }
 }
 
 TEST(BoardConv, LeavesOtherShapesAndPrecisionsToTorch) {

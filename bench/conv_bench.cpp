@@ -1,0 +1,85 @@
+// One 3x3 convolution on 8x8 boards, torch's against the board kernels (nn/board_conv.h),
+// forward alone and forward + backward (input and weight gradients), in turns over several
+// rounds; the median of each, its effective rate (the direct convolution's FLOPs per second)
+// and the ratio (issue 32). The instruction set of the board kernels is printed; with
+// ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 both imitate an AVX2-only CPU.
+// Usage: legalnet_conv_bench [BATCH=256] [CHANNELS_IN=32] [CHANNELS_OUT=32] [THREADS=0] [ROUNDS=5] [TILE=4]
+#include <fmt/core.h>
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "nn/board_conv.h"
+#include "nn/device.h"
+#include "nn/tile_gemm.h"
+
+using namespace legalnet;
+using namespace legalnet::nn;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Seconds per call of f, over enough calls to take ~0.2 s.
+template <typename F>
+double time_of(F f) {
+  f();  // warm-up: allocations, first-touch
+  int calls = 0;
+  const auto t0 = Clock::now();
+  double s = 0;
+  while (s < 0.2) {
+    f();
+    ++calls;
+    s = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  return s / calls;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int64_t batch = argc > 1 ? std::atoll(argv[1]) : 256;
+  const int64_t c = argc > 2 ? std::atoll(argv[2]) : 32, k = argc > 3 ? std::atoll(argv[3]) : 32;
+  const int threads = argc > 4 ? std::atoi(argv[4]) : 0;
+  const int rounds = argc > 5 ? std::atoi(argv[5]) : 5;
+  const auto tile = argc > 6 && std::atoi(argv[6]) == 2 ? WinogradTile::F2 : WinogradTile::F4;
+  if (threads > 0) at::set_num_threads(threads);
+  torch::manual_seed(1);
+  const auto cl = torch::MemoryFormat::ChannelsLast;
+  const auto x = torch::randn({batch, c, 8, 8}).contiguous(cl).requires_grad_(true);
+  const auto w = (torch::randn({k, c, 3, 3}) / 17.0).contiguous(cl).requires_grad_(true);
+  const auto gy = torch::randn({batch, k, 8, 8}).contiguous(cl);
+  auto torch_conv = [&] { return torch::conv2d(x, w, {}, 1, 1); };
+  auto board_conv = [&] { return board_conv3x3(x, w, tile); };
+  std::vector<double> t[4];
+  for (int r = 0; r < rounds; ++r) {
+    {
+      torch::NoGradGuard no_grad;
+      t[0].push_back(time_of(torch_conv));
+      t[1].push_back(time_of(board_conv));
+    }
+    t[2].push_back(time_of([&] { torch::autograd::backward({torch_conv()}, {gy}); }));
+    t[3].push_back(time_of([&] { torch::autograd::backward({board_conv()}, {gy}); }));
+  }
+  const double flop = 2.0 * double(batch) * 64 * double(c * k) * 9;
+  const std::string cpu = cpu_model_name();
+  const char* onednn = std::getenv("ONEDNN_MAX_CPU_ISA");
+  fmt::print("{}, {} threads{}; board kernels {}, F({}x{}); [{},{},8,8] -> {} channels, median of {} rounds\n",
+             cpu.empty() ? "unknown CPU" : cpu, at::get_num_threads(),
+             onednn ? fmt::format(", ONEDNN_MAX_CPU_ISA={}", onednn) : "", board_isa_name(board_isa()), int(tile),
+             int(tile), batch, c, k, rounds);
+  const char* what[2] = {"forward", "forward + backward"};
+  for (int i = 0; i < 2; ++i) {
+    const double a = median(t[2 * i]), b = median(t[2 * i + 1]), f = flop * (i == 0 ? 1 : 3);
+    fmt::print("  {:<20} torch {:8.3f} ms ({:6.1f} GFLOP/s)   board {:8.3f} ms ({:6.1f} GFLOP/s)   {:.2f}x\n",
+               what[i], a * 1e3, f / a / 1e9, b * 1e3, f / b / 1e9, a / b);
+  }
+}
