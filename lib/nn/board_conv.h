@@ -11,6 +11,9 @@
 
 #include <torch/torch.h>
 
+#include "nn/kernels_choice.h"
+#include "nn/precision_choice.h"
+
 namespace legalnet::nn {
 
 // Output tile size: 4 (F(4x4,3x3), the default: fewer multiplications and 2.25x the input's
@@ -20,6 +23,11 @@ enum class WinogradTile { F2 = 2, F4 = 4 };
 // Whether board_conv3x3 handles these: a CPU fp32 tensor [B,C,8,8] and a [K,C,3,3] weight,
 // with autocast off. Otherwise the caller runs torch::conv2d.
 bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight);
+
+// What --kernels auto means here: BOARD on a CPU in fp32 with AVX2 or better (nn/tile_gemm.h),
+// TORCH otherwise (CUDA, bf16: the board kernels do not apply; the SSE baseline is slower than
+// oneDNN). TORCH and BOARD stay.
+Kernels resolve_kernels(Kernels asked, const torch::Device& device, Precision precision);
 
 // conv2d(x, weight, no bias, stride 1, padding 1) for x [B,C,8,8], weight [K,C,3,3]: the
 // result is [B,K,8,8] in channels-last layout; differentiable in x and weight.

@@ -42,6 +42,7 @@ struct Winograd<4> {
 };
 
 // A block of channels: 8 floats (AVX2), 4 (the x86-64-v2 baseline's SSE) or 1 (the tail).
+typedef float v16 __attribute__((vector_size(64)));
 typedef float v8 __attribute__((vector_size(32)));
 typedef float v4 __attribute__((vector_size(16)));
 
@@ -214,34 +215,42 @@ struct InputGradient {
   }
 };
 
-// Every tile of board b: the channels in blocks of Vec, then one at a time.
-template <class Transform, int M, typename Vec>
+// The channels of one tile in blocks of the widest vector first, then the narrower ones
+// (AVX-512: 16, then 8, then 1 at a time).
+template <class Transform, int M, typename Vec, typename... Narrower>
+[[gnu::always_inline]] inline void channel_blocks(const float* in, float* out, const Shape& s, int64_t b, int ty,
+                                                  int tx, int& c, int channels) {
+  for (; c + lanes<Vec>() <= channels; c += lanes<Vec>()) Transform::template block<M, Vec>(in, out, s, b, ty, tx, c);
+  if constexpr (sizeof...(Narrower) > 0) channel_blocks<Transform, M, Narrower...>(in, out, s, b, ty, tx, c, channels);
+}
+
+// Every tile of board b.
+template <class Transform, int M, typename... Vecs>
 [[gnu::always_inline]] inline void board_tiles(const float* in, float* out, const Shape& s, int64_t b) {
   constexpr int T = BOARD / M;
-  const int C = int(Transform::channels(s));
+  const int channels = int(Transform::channels(s));
   for (int ty = 0; ty < T; ++ty)
     for (int tx = 0; tx < T; ++tx) {
       int c = 0;
-      for (; c + lanes<Vec>() <= C; c += lanes<Vec>()) Transform::template block<M, Vec>(in, out, s, b, ty, tx, c);
-      for (; c < C; ++c) Transform::template block<M, float>(in, out, s, b, ty, tx, c);
+      channel_blocks<Transform, M, Vecs..., float>(in, out, s, b, ty, tx, c, channels);
     }
 }
 
 // A pass over boards [b0, b1); the input gradient sums the overlapping tiles in a padded board.
-template <class Transform, int M, typename Vec>
+template <class Transform, int M, typename... Vecs>
 [[gnu::always_inline]] inline void boards(const float* in, float* out, const Shape& shape, int64_t b0, int64_t b1) {
   // A copy whose address never escapes: the vector stores (memcpy, which may alias anything)
   // would otherwise make the compiler reload the sizes after each of them.
   const Shape s = shape;
   if constexpr (!std::is_same_v<Transform, InputGradient>) {
-    for (int64_t b = b0; b < b1; ++b) board_tiles<Transform, M, Vec>(in, out, s, b);
+    for (int64_t b = b0; b < b1; ++b) board_tiles<Transform, M, Vecs...>(in, out, s, b);
   } else {
     constexpr int P = BOARD + 2;
     const int64_t C = s.channels_in;
     std::vector<float> pad(size_t(P * P * C));
     for (int64_t b = b0; b < b1; ++b) {
       std::fill(pad.begin(), pad.end(), 0.0f);
-      board_tiles<Transform, M, Vec>(in, pad.data(), s, b);
+      board_tiles<Transform, M, Vecs...>(in, pad.data(), s, b);
       for (int r = 0; r < BOARD; ++r)
         std::memcpy(out + square_at(C, b, r, 0, 0), pad.data() + ((r + 1) * P + 1) * C, sizeof(float) * BOARD * C);
     }

@@ -44,7 +44,10 @@ EvaluateReport run_evaluate(const EvaluateOptions& o) {
   const std::optional<chess::Position> shown = read_shown_position(o);
   const EvaluatedNet net = load_evaluated_net(o);
 
-  EvaluateReport report{.options = o, .model = model_facts(net), .device = run_device(net, o)};
+  EvaluateReport report;
+  report.options = o;
+  report.model = model_facts(net);
+  report.device = run_device(net, o);
   Outputs outputs;  // the picture, the gallery and the report, renamed together at the end
   eval::Gallery gallery(9, float(o.threshold));
   if (!o.data.empty()) report.dataset = measure_dataset(net, o, gallery);

@@ -84,7 +84,7 @@ struct TrainOptions {
   uint64_t seed = 0;
   std::string device = "auto";                            // auto | cpu | cuda | cuda:N
   nn::Precision compute_precision = nn::Precision::AUTO;  // --precision (nn/precision_choice.h)
-  nn::Kernels kernels = nn::Kernels::TORCH;               // --kernels (nn/kernels_choice.h)
+  nn::Kernels kernels = nn::Kernels::AUTO;                // --kernels (nn/kernels_choice.h)
   int threads = 0;                                        // 0: all cores
   int64_t eval_every = 1000;                              // steps between metric rows
   int64_t checkpoint_every = 2000;

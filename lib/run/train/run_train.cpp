@@ -7,6 +7,7 @@
 
 #include "data/dataset_identity.h"
 #include "encode/inputs.h"
+#include "nn/board_conv.h"
 #include "nn/device.h"
 #include "nn/model_file.h"
 #include "nn/precision.h"
@@ -120,6 +121,7 @@ TrainReport run_train(const TrainOptions& given) {
   if (o.lr == 0) o.lr = choice_of(DEFAULT_LRS, model.kind).lr;
   const torch::Device device = run_device(o);
   const nn::Precision precision = nn::resolve_precision(o.compute_precision, device);
+  o.kernels = nn::resolve_kernels(o.kernels, device, precision);  // options.json records what ran
   std::vector<NamedPath> inputs;
   for (const auto& path : o.data) inputs.push_back({"--data", path});
   for (const auto& path : o.val) inputs.push_back({"--val", path});
