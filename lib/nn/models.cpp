@@ -214,6 +214,9 @@ torch::Tensor ResNetImpl::policy_planes(torch::Tensor planes) {
 }
 
 void ResNetImpl::use_kernels(Kernels k) {
+  // auto as it resolves on a CPU in fp32: the board kernels take only such convolutions anyway
+  // (board_conv_applies), and leave bf16 and CUDA to torch.
+  k = resolve_kernels(k, torch::kCPU, Precision::FP32);
   kernels = k;
   for (auto& block : tower->children()) block->as<ResidualBlockImpl>()->kernels = k;
 }

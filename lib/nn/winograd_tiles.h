@@ -5,6 +5,7 @@
 // only; no torch.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
