@@ -14,6 +14,9 @@ src=$(cd "$(dirname "$0")" && pwd)
 bin=$dir/bin
 status=0
 export ASAN_OPTIONS=allocator_may_return_null=1:fast_unwind_on_malloc=0:malloc_context_size=30
+# Every frame names its module, symbolized or not (with libc6-dbg installed, libc's frames are
+# printed as source lines, without the module), so that a finding can be blamed on a module.
+replay_format='stack_trace_format="    #%n in %m %f"'
 export LSAN_OPTIONS=suppressions=$src/lsan-libhdf5.supp
 # The targets' input files (tests/fuzz/fuzz_input.h), one per process, gone with the run.
 TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/legalnet-fuzz.XXXXXX") || exit 1
@@ -55,16 +58,19 @@ if ! grep -q '^INFO: fuzzed for' "$dir/dataset.log"; then
   echo "fuzz: dataset_fuzz did not run"
   exit 1
 fi
-runtime='__sanitizer|__asan|__lsan|__interceptor|fuzzer::|Fuzzer|LLVMFuzzer|in (malloc|calloc|realloc|free|operator new)|libc\.so|libstdc\+\+|_start|__libc'
+# A frame reads "#N in MODULE FUNCTION". The C and C++ runtimes' modules and the sanitizer's and
+# libFuzzer's functions (linked into the target) are skipped: a memcpy is blamed on its caller.
+runtime_module='/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^ /]*)\.so[^ ]* '
+runtime_function='__sanitizer|__asan|__lsan|__interceptor|fuzzer::|Fuzzer|LLVMFuzzer|in [^ ]+ (malloc|calloc|realloc|free|operator new)|_start|__libc'
 library=0 ours=0 gone=0
 for input in "$findings"/*; do
   [ -f "$input" ] || continue
-  replay=$(timeout 60 "$bin/dataset_fuzz" -timeout=5 "$input" 2>&1)
+  replay=$(ASAN_OPTIONS="$ASAN_OPTIONS:$replay_format" timeout 60 "$bin/dataset_fuzz" -timeout=5 "$input" 2>&1)
   if [ $? -eq 0 ]; then  # a timeout of a slow moment on a busy machine, not a hang
     gone=$((gone + 1))
     continue
   fi
-  first=$(grep -E '^ +#[0-9]+ ' <<<"$replay" | grep -vE "$runtime" | head -n 1)
+  first=$(grep -E '^ +#[0-9]+ in ' <<<"$replay" | grep -vE "$runtime_module" | grep -vE "$runtime_function" | head -n 1)
   if [[ $first == *libhdf5* ]]; then
     library=$((library + 1))
   else
