@@ -180,10 +180,7 @@ int main(int argc, char** argv) {
       {
         AutocastScope autocast(precision, torch::kCPU);
         t0 = Clock::now();
-        tower = model->tower->forward(torch::relu(model->stem_bn(
-            kernels == Kernels::BOARD && board_conv_applies(planes, model->stem->weight)
-                ? board_conv3x3(planes, model->stem->weight)
-                : model->stem(planes))));
+        tower = model->tower->forward(model->stem_forward(planes));
         p[1] = seconds_since(t0);
         t0 = Clock::now();
         cut = tower.detach().requires_grad_(true);

@@ -5,6 +5,7 @@
 
 #include "encode/encode.h"
 #include "nn/board_conv.h"
+#include "nn/board_norm.h"
 #include "util/error.h"
 
 namespace legalnet::nn {
@@ -160,6 +161,15 @@ torch::Tensor conv3x3(torch::nn::Conv2d& conv, const torch::Tensor& x, Kernels k
   return conv(x);
 }
 
+// relu(norm(x) + residual) (residual may be undefined): one node of the board kernels where
+// they apply (training on a CPU in fp32), torch's norm, add and relu otherwise.
+torch::Tensor norm_relu(torch::nn::BatchNorm2d& norm, const torch::Tensor& x, Kernels kernels,
+                        const torch::Tensor& residual = {}) {
+  if (kernels == Kernels::BOARD && board_norm_applies(x, *norm)) return board_norm_relu(x, *norm, residual);
+  const auto y = norm(x);
+  return torch::relu(residual.defined() ? residual + y : y);
+}
+
 }  // namespace
 
 ResidualBlockImpl::ResidualBlockImpl(int channels, bool squeeze_excitation, bool line_mixing) {
@@ -176,14 +186,12 @@ ResidualBlockImpl::ResidualBlockImpl(int channels, bool squeeze_excitation, bool
 }
 
 torch::Tensor ResidualBlockImpl::forward(torch::Tensor x) {
-  auto h = torch::relu(bn1(conv3x3(conv1, x, kernels)));
+  auto h = norm_relu(bn1, conv3x3(conv1, x, kernels), kernels);
   if (lines) h = lines(h);
-  auto y = bn2(conv3x3(conv2, h, kernels));
-  if (se_reduce) {
-    auto s = torch::sigmoid(se_expand(torch::relu(se_reduce(y.mean({2, 3})))));
-    y = y * s.unsqueeze(2).unsqueeze(3);
-  }
-  return torch::relu(x + y);
+  if (!se_reduce) return norm_relu(bn2, conv3x3(conv2, h, kernels), kernels, x);
+  const auto y = bn2(conv3x3(conv2, h, kernels));
+  const auto s = torch::sigmoid(se_expand(torch::relu(se_reduce(y.mean({2, 3})))));
+  return torch::relu(x + y * s.unsqueeze(2).unsqueeze(3));
 }
 
 ResNetImpl::ResNetImpl(const ModelConfig& c) {
@@ -210,7 +218,11 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
 
 torch::Tensor ResNetImpl::policy_planes(torch::Tensor planes) {
   // planes [B,C,8,8] -> tower [B,channels,8,8] -> policy [B,64,8,8]
-  return policy(tower->forward(torch::relu(stem_bn(conv3x3(stem, planes, kernels)))));
+  return policy(tower->forward(stem_forward(planes)));
+}
+
+torch::Tensor ResNetImpl::stem_forward(torch::Tensor planes) {
+  return norm_relu(stem_bn, conv3x3(stem, planes, kernels), kernels);
 }
 
 void ResNetImpl::use_kernels(Kernels k) {

@@ -131,6 +131,8 @@ struct ResNetImpl : PolicyNet {
   torch::Tensor forward_trained(torch::Tensor planes) override;
   // The policy planes [B,64 move types,8,8] (in the layout of the weights).
   torch::Tensor policy_planes(torch::Tensor planes);
+  // The stem: its convolution, norm and ReLU [B,channels,8,8].
+  torch::Tensor stem_forward(torch::Tensor planes);
   void use_kernels(Kernels kernels) override;
   torch::nn::Conv2d stem{nullptr}, policy{nullptr};
   Kernels kernels = Kernels::TORCH;
