@@ -87,7 +87,9 @@ TEST(ModelFile, MinParametersIsALowerBoundOfEveryNetAndTheCapRefusesHugeOnes) {
     for (const auto& p : make_model(c)->parameters()) weights += p.numel();
     EXPECT_LE(c.min_parameters(), weights) << c.describe();
     // Close for a net of some size (in a tiny one, biases and embeddings weigh more).
-    if (weights > 100'000) EXPECT_GE(double(c.min_parameters()), 0.8 * double(weights)) << c.describe();
+    if (weights > 100'000) {
+      EXPECT_GE(double(c.min_parameters()), 0.8 * double(weights)) << c.describe();
+    }
   }
   ModelConfig huge;
   huge.kind = ModelKind::RESNET;
