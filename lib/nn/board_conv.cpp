@@ -4,6 +4,7 @@
 #include <ATen/autocast_mode.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 // The transforms pass 8-float vectors between inlined helpers; GCC warns that their ABI
@@ -96,6 +97,10 @@ struct Block {
   int64_t square(int64_t channels) const { return first * BOARD * BOARD * channels; }
 };
 
+// A block's transform-domain buffer, uninitialized: every float that is read is written first
+// (the padding channels are zeroed where they exist).
+std::unique_ptr<float[]> block_buffer(size_t floats) { return std::unique_ptr<float[]>(new float[floats]); }
+
 // Runs f(chunk, first block, end block) over the blocks, one chunk a thread; the chunks depend on
 // the thread count only, so that the weight gradient's partial sums are added in a fixed order
 // (the same run twice gives the same bytes).
@@ -122,14 +127,14 @@ void forward_blocks(const Plan& p, const float* x, const float* u, float* y) {
   const Passes& f = passes_for(p.m, isa);
   const int64_t cp = p.cp(), kp = p.kp();
   over_chunks(p.blocks(), [&](int64_t, int64_t b0, int64_t b1) {
-    std::vector<float> v(p.block_floats(cp)), mm(p.block_floats(kp));
+    const auto v_buffer = block_buffer(p.block_floats(cp)), m_buffer = block_buffer(p.block_floats(kp));
+    float *v = v_buffer.get(), *mm = m_buffer.get();
     for (int64_t i = b0; i < b1; ++i) {
       const Block blk(p, i);
-      if (cp != p.c) std::fill(v.begin(), v.end(), 0.0f);  // the padding channels
-      f.input(x + blk.square(p.c), v.data(), blk.shape, 0, blk.boards);
-      products(p, isa, int(blk.tiles), int(cp), int(kp), v.data(), cp, 1, blk.tiles * cp, u, mm.data(),
-               blk.tiles * kp, false);
-      f.output(mm.data(), y + blk.square(p.k), blk.shape, 0, blk.boards);
+      if (cp != p.c) std::fill(v, v + p.block_floats(cp), 0.0f);  // the padding channels
+      f.input(x + blk.square(p.c), v, blk.shape, 0, blk.boards);
+      products(p, isa, int(blk.tiles), int(cp), int(kp), v, cp, 1, blk.tiles * cp, u, mm, blk.tiles * kp, false);
+      f.output(mm, y + blk.square(p.k), blk.shape, 0, blk.boards);
     }
   });
 }
@@ -145,23 +150,23 @@ void backward_blocks(const Plan& p, const float* x, const float* u_t, const floa
   const size_t u_floats = size_t(p.positions() * cp * kp);
   std::vector<std::vector<float>> partial(size_t(std::max<int64_t>(1, at::get_num_threads())));
   over_chunks(p.blocks(), [&](int64_t chunk, int64_t b0, int64_t b1) {
-    std::vector<float> gm(p.block_floats(kp)), v(p.block_floats(cp));
+    const auto m_buffer = block_buffer(p.block_floats(kp)), v_buffer = block_buffer(p.block_floats(cp));
+    float *gm = m_buffer.get(), *v = v_buffer.get();
     std::vector<float>& gu_chunk = partial[size_t(chunk)];
     if (gu != nullptr) gu_chunk.assign(u_floats, 0.0f);
     for (int64_t i = b0; i < b1; ++i) {
       const Block blk(p, i);
-      if (kp != p.k) std::fill(gm.begin(), gm.end(), 0.0f);
-      f.output_t(gy + blk.square(p.k), gm.data(), blk.shape, 0, blk.boards);
+      if (kp != p.k) std::fill(gm, gm + p.block_floats(kp), 0.0f);
+      f.output_t(gy + blk.square(p.k), gm, blk.shape, 0, blk.boards);
       if (gx != nullptr) {
-        products(p, isa, int(blk.tiles), int(kp), int(cp), gm.data(), kp, 1, blk.tiles * kp, u_t, v.data(),
-                 blk.tiles * cp, false);
-        f.input_t(v.data(), gx + blk.square(p.c), blk.shape, 0, blk.boards);
+        products(p, isa, int(blk.tiles), int(kp), int(cp), gm, kp, 1, blk.tiles * kp, u_t, v, blk.tiles * cp, false);
+        f.input_t(v, gx + blk.square(p.c), blk.shape, 0, blk.boards);
       }
       if (gu != nullptr) {
-        if (cp != p.c) std::fill(v.begin(), v.end(), 0.0f);
-        f.input(x + blk.square(p.c), v.data(), blk.shape, 0, blk.boards);
-        products(p, isa, int(cp), int(blk.tiles), int(kp), v.data(), 1, cp, blk.tiles * cp, gm.data(),
-                 gu_chunk.data(), cp * kp, true);
+        if (cp != p.c) std::fill(v, v + p.block_floats(cp), 0.0f);
+        f.input(x + blk.square(p.c), v, blk.shape, 0, blk.boards);
+        products(p, isa, int(cp), int(blk.tiles), int(kp), v, 1, cp, blk.tiles * cp, gm, gu_chunk.data(), cp * kp,
+                 true);
       }
     }
   });
@@ -172,31 +177,38 @@ void backward_blocks(const Plan& p, const float* x, const float* u_t, const floa
 }
 
 // The weight transform U_q[c][k] = (G w[k][c] G^T)[i][j] for q = i * A + j, into U [A*A, Cp, Kp]
-// (zero in the padding), and its transpose for the weight gradient: gw[k][c] = G^T gU[k][c] G.
-// A few thousand numbers a layer: plain loops, one autograd node with the convolution (torch's
-// matmuls, permute and pad cost a dozen nodes a layer, forward and backward).
+// and U^T [A*A, Kp, Cp] for the input gradient (zero in the padding), and its transpose for the
+// weight gradient: gw[k][c] = G^T gU[k][c] G. A few thousand numbers a layer: plain loops split
+// by output channel between the threads, in the convolution's autograd node (torch's matmuls,
+// permute and pad cost a dozen nodes a layer, forward and backward).
 template <int M>
-void weight_transform(const Plan& p, const float* w, float* u) {
+void weight_transform(const Plan& p, const float* w, float* u, float* u_t) {
   using W = Winograd<M>;
   constexpr int A = W::A;
   const int64_t cp = p.cp(), kp = p.kp();
-  for (int64_t k = 0; k < p.k; ++k)
+  at::parallel_for(0, p.k, 1, [&](int64_t k0, int64_t k1) {
+  for (int64_t k = k0; k < k1; ++k)
     for (int64_t c = 0; c < p.c; ++c) {
       const float* g = w + (k * p.c + c) * 9;
       float t[A][3];
       for (int i = 0; i < A; ++i)
         for (int b = 0; b < 3; ++b) t[i][b] = W::G[i][0] * g[b] + W::G[i][1] * g[3 + b] + W::G[i][2] * g[6 + b];
       for (int i = 0; i < A; ++i)
-        for (int j = 0; j < A; ++j)
-          u[((i * A + j) * cp + c) * kp + k] = t[i][0] * W::G[j][0] + t[i][1] * W::G[j][1] + t[i][2] * W::G[j][2];
+        for (int j = 0; j < A; ++j) {
+          const float v = t[i][0] * W::G[j][0] + t[i][1] * W::G[j][1] + t[i][2] * W::G[j][2];
+          u[((i * A + j) * cp + c) * kp + k] = v;
+          u_t[((i * A + j) * kp + k) * cp + c] = v;
+        }
     }
+  });
 }
 template <int M>
 void weight_gradient(const Plan& p, const float* gu, float* gw) {
   using W = Winograd<M>;
   constexpr int A = W::A;
   const int64_t cp = p.cp(), kp = p.kp();
-  for (int64_t k = 0; k < p.k; ++k)
+  at::parallel_for(0, p.k, 1, [&](int64_t k0, int64_t k1) {
+  for (int64_t k = k0; k < k1; ++k)
     for (int64_t c = 0; c < p.c; ++c) {
       float t[A][3] = {};
       for (int i = 0; i < A; ++i)
@@ -212,6 +224,7 @@ void weight_gradient(const Plan& p, const float* gu, float* gw) {
           g[a * 3 + b] = sum;
         }
     }
+  });
 }
 
 torch::Tensor board_tensor(int64_t boards, int64_t channels) {
@@ -226,11 +239,12 @@ struct BoardConvFunction : torch::autograd::Function<BoardConvFunction> {
     const auto xc = x.contiguous(torch::MemoryFormat::ChannelsLast);
     const auto w = weight.contiguous();
     const Plan p{m, x.size(0), x.size(1), w.size(0)};
-    auto u = torch::zeros({p.positions(), p.cp(), p.kp()});
-    (m == 2 ? weight_transform<2> : weight_transform<4>)(p, w.data_ptr<float>(), u.data_ptr<float>());
+    auto u = torch::zeros({p.positions(), p.cp(), p.kp()}), u_t = torch::zeros({p.positions(), p.kp(), p.cp()});
+    (m == 2 ? weight_transform<2> : weight_transform<4>)(p, w.data_ptr<float>(), u.data_ptr<float>(),
+                                                         u_t.data_ptr<float>());
     auto y = board_tensor(p.boards, p.k);
     forward_blocks(p, xc.data_ptr<float>(), u.data_ptr<float>(), y.data_ptr<float>());
-    ctx->save_for_backward({xc, u});
+    ctx->save_for_backward({xc, u_t});
     ctx->saved_data["m"] = m;
     ctx->saved_data["k"] = p.k;
     return y;
@@ -240,14 +254,13 @@ struct BoardConvFunction : torch::autograd::Function<BoardConvFunction> {
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const auto& x = saved[0];
-    const auto& u = saved[1];
+    const auto& u_t = saved[1];
     const int64_t m = ctx->saved_data["m"].toInt();
     const Plan p{m, x.size(0), x.size(1), ctx->saved_data["k"].toInt()};
     const auto gy = grads[0].contiguous(torch::MemoryFormat::ChannelsLast);
-    const auto u_t = u.transpose(1, 2).contiguous();
     torch::Tensor gx, gu, gw;
     if (ctx->needs_input_grad(0)) gx = board_tensor(p.boards, p.c);
-    if (ctx->needs_input_grad(1)) gu = torch::empty_like(u);
+    if (ctx->needs_input_grad(1)) gu = torch::empty({p.positions(), p.cp(), p.kp()});
     backward_blocks(p, x.data_ptr<float>(), u_t.data_ptr<float>(), gy.data_ptr<float>(),
                     gx.defined() ? gx.data_ptr<float>() : nullptr, gu.defined() ? gu.data_ptr<float>() : nullptr);
     if (gu.defined()) {
