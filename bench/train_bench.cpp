@@ -15,7 +15,8 @@
 // (strict IEEE), tf32 and bf16, and the same steps in each of the three precisions on ready
 // batches already on the GPU and through the memory and stream loaders (which copy each batch
 // from pinned memory), timed between torch::cuda::synchronize() calls. Without DEVICE, or with
-// DEVICE=cpu, the output is the CPU's above.
+// DEVICE=cpu, the output is the CPU's above. Every variant runs the kernels train's --kernels
+// auto would (nn/board_conv.h: the board kernels for a resnet on a CPU in fp32).
 // Usage: [DEVICE=cuda] legalnet_train_bench DATASET.h5 KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS]
 //        [ROUNDS] [INPUTS]
 #include <fmt/core.h>
@@ -24,6 +25,7 @@
 #include <chrono>
 
 #include "train/batches.h"
+#include "nn/board_conv.h"
 #include "nn/device.h"
 #include "nn/loss.h"
 #include "nn/models.h"
@@ -188,6 +190,7 @@ int main(int argc, char** argv) {
     } else {
       choose_memory_format(*net);  // as train does
     }
+    net->use_kernels(resolve_kernels(Kernels::AUTO, device, v.precision));  // what train's --kernels auto runs
     torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-3));
     std::unique_ptr<BatchLoader> loader;
     if (v.data == Variant::MEMORY)

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <vector>
 
 #include "encode/inputs.h"
 #include "nn/loss.h"
@@ -46,6 +47,9 @@ std::pair<torch::Tensor, torch::Tensor> synthetic_batch(const nn::ModelConfig& c
   return {x.to(device), y.to(device)};
 }
 
+// Untimed steps before the timed ones: the first ones fault in their memory and pick kernels.
+constexpr int WARM_UP_STEPS = 5;
+
 }  // namespace
 
 SpeedProbe probe_training_speed(const nn::ModelConfig& config, int batch_size, nn::Precision precision,
@@ -69,15 +73,22 @@ SpeedProbe probe_training_speed(const nn::ModelConfig& config, int batch_size, n
     optimizer.step();
     (void)loss.item<float>();  // waits for the device
   };
-  for (int i = 0; i < 2; ++i) step();  // first-touch allocations, kernel selection
+  for (int i = 0; i < WARM_UP_STEPS; ++i) step();  // first-touch allocations, kernel selection
   SpeedProbe probe;
+  std::vector<double> times;
   const auto start = std::chrono::steady_clock::now();
   do {
+    const auto before = std::chrono::steady_clock::now();
     step();
+    const auto after = std::chrono::steady_clock::now();
+    times.push_back(std::chrono::duration<double>(after - before).count());
     ++probe.steps;
-    probe.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    probe.seconds = std::chrono::duration<double>(after - start).count();
   } while (probe.steps < 3 || (probe.seconds < seconds && probe.steps < 1000));
-  probe.samples_per_second = double(probe.steps) * batch_size / probe.seconds;
+  // The median step: a slow spell of a few steps (the allocator still growing, a neighbour's
+  // burst on a shared machine) does not set the rate of the whole run.
+  std::nth_element(times.begin(), times.begin() + std::ptrdiff_t(times.size() / 2), times.end());
+  probe.samples_per_second = double(batch_size) / times[times.size() / 2];
   return probe;
 }
 

@@ -13,14 +13,14 @@
 namespace legalnet::train {
 
 struct SpeedProbe {
-  double samples_per_second = 0;  // one process's rows per second of steps
+  double samples_per_second = 0;  // one process's rows per second of its median step
   int64_t steps = 0;              // steps timed (after the warm-up steps)
   double seconds = 0;             // their time
 };
 
 // Times training steps (forward in `precision`, BCE, backward, clipping, Adam) of a fresh net of
 // `config` placed as a run places its own (device, memory format, kernels) on one synthetic batch
-// of `batch_size` rows, for about `seconds` after two warm-up steps. It draws no number from
+// of `batch_size` rows, for about `seconds` after five warm-up steps; the rate is the median step's. It draws no number from
 // torch's generators (their state is put back) and no row from the data, so the run that follows
 // is the very run that --max-steps with the resulting count gives.
 SpeedProbe probe_training_speed(const nn::ModelConfig& config, int batch_size, nn::Precision precision,
