@@ -129,8 +129,8 @@ torch::Tensor floats(const std::vector<double>& v) {
 
 struct NormReluFunction : torch::autograd::Function<NormReluFunction> {
   // x [B,C,H,W] channels-last; weight, bias [C]; residual as x or empty (autograd's apply
-  // takes no undefined tensor); the running
-  // statistics are updated in place with the factor given (torch's momentum).
+  // takes no undefined tensor); the running statistics are updated in place with the factor
+  // given (torch's momentum).
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight, const torch::Tensor& bias, const torch::Tensor& residual,
                                torch::Tensor running_mean, torch::Tensor running_var, double factor, double eps) {
@@ -162,15 +162,16 @@ struct NormReluFunction : torch::autograd::Function<NormReluFunction> {
                    shift_t.data_ptr<float>(), yp + o);
     });
 
+    const auto mean_t = floats(mean);
     {
       torch::NoGradGuard no_grad;
       const double n = double(ch.rows);
       std::vector<double> unbiased(variance);
       for (double& v : unbiased) v *= n / std::max(1.0, n - 1);
-      running_mean.mul_(1 - factor).add_(floats(mean), factor);
+      running_mean.mul_(1 - factor).add_(mean_t, factor);
       running_var.mul_(1 - factor).add_(floats(unbiased), factor);
     }
-    ctx->save_for_backward({xc, y, w, floats(mean), floats(invstd)});
+    ctx->save_for_backward({xc, y, w, mean_t, floats(invstd)});
     ctx->saved_data["residual"] = has_residual;
     return y;
   }
@@ -236,14 +237,13 @@ bool board_norm_applies(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl
 }
 
 torch::Tensor board_norm_relu(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& norm, const torch::Tensor& residual) {
-  // The running statistics' factor as torch::nn::BatchNorm2d's forward takes it.
-  double factor = 0.0;
+  // The batch count and the running statistics' factor as torch::nn::BatchNorm2d's forward has them.
   {
     torch::NoGradGuard no_grad;
     norm.num_batches_tracked += 1;
   }
   const auto& momentum = norm.options.momentum();
-  factor = momentum.has_value() ? *momentum : 1.0 / double(norm.num_batches_tracked.item<int64_t>());
+  const double factor = momentum.has_value() ? *momentum : 1.0 / double(norm.num_batches_tracked.item<int64_t>());
   TORCH_CHECK(!residual.defined() || residual.sizes() == x.sizes(), "board_norm_relu: the residual's shape ",
               residual.sizes(), " is not the input's ", x.sizes());
   const auto none = torch::empty({0});

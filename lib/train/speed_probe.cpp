@@ -73,7 +73,7 @@ SpeedProbe probe_training_speed(const nn::ModelConfig& config, int batch_size, n
     optimizer.step();
     (void)loss.item<float>();  // waits for the device
   };
-  for (int i = 0; i < WARM_UP_STEPS; ++i) step();  // first-touch allocations, kernel selection
+  for (int i = 0; i < WARM_UP_STEPS; ++i) step();
   SpeedProbe probe;
   std::vector<double> times;
   const auto start = std::chrono::steady_clock::now();

@@ -8,15 +8,10 @@
 
 #include "nn/board_conv.h"
 #include "nn/tile_gemm.h"
+#include "relative_error.h"  // tests/nn/
 
 namespace legalnet::nn {
 namespace {
-
-// max |a - b| / max |b|: the error relative to the tensor's scale (an element near zero would
-// make an element-wise ratio meaningless).
-double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>() / b.abs().max().item<double>();
-}
 
 struct Case {
   int64_t boards, in, out;

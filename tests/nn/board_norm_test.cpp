@@ -10,14 +10,10 @@
 #include "nn/board_norm.h"
 #include "nn/models.h"
 #include "nn/precision.h"
+#include "relative_error.h"  // tests/nn/
 
 namespace legalnet::nn {
 namespace {
-
-double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>() /
-         b.to(torch::kDouble).abs().max().item<double>();
-}
 
 struct Case {
   int64_t boards, channels;
@@ -137,11 +133,6 @@ TEST(BoardNorm, LeavesEvaluationOtherLayoutsAndPrecisionsToTorch) {
   EXPECT_FALSE(board_norm_applies(x, *norm));
 }
 
-}  // namespace
-}  // namespace legalnet::nn
-
-namespace legalnet::nn {
-namespace {
 
 // The default resnet trained one step with the board kernels (convolutions and norms) and with
 // torch's, from the same weights: the logits, every parameter's gradient and the running

@@ -13,7 +13,7 @@ namespace {
 // Runs shorter than this start without a measure unless they have a budget: the probe's few
 // seconds matter to them, and their time is not worth predicting.
 constexpr int64_t LONG_RUN_STEPS = 2000;
-// Seconds of timed probe steps (after two warm-up steps).
+// Seconds of timed probe steps (after its warm-up steps, train/speed_probe.cpp).
 constexpr double PROBE_SECONDS = 3.0;
 // The share of a budget given to the steps at the probe's rate: the rest goes to loading the
 // data, the validation passes, the checkpoints and the final save (about 5% in the default's
