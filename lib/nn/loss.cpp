@@ -26,26 +26,4 @@ torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduc
   return sum / (double(rows) * double(encode::MOVE_INDICES));
 }
 
-TrainingLoss training_loss(const TrainedLogits& t, double hard_rows) {
-  if (hard_rows == 0) {
-    auto loss = policy_loss(t);
-    return {loss, loss.detach()};
-  }
-  const auto row_sums =
-      torch::binary_cross_entropy_with_logits(t.logits, t.targets, {}, {}, at::Reduction::None).sum(1);
-  const int64_t rows = row_sums.size(0);
-  torch::Tensor weights;
-  {
-    torch::NoGradGuard no_grad;
-    const auto costs = row_sums.detach().to(torch::kFloat64);
-    const auto capped = (costs / costs.mean().clamp_min(1e-300)).pow(hard_rows).clamp_max(HARD_ROW_CAP);
-    // A batch the net knows perfectly (every cost 0): every row weighs 1.
-    const auto mean = capped.mean();
-    weights = torch::where(mean > 0, capped / mean.clamp_min(1e-300), torch::ones_like(capped)).to(row_sums.scalar_type());
-  }
-  const double fixed_off_sum = double(rows) * double(t.fixed_off) * std::log1p(std::exp(double(FIXED_OFF_LOGIT)));
-  const double scale = double(rows) * double(encode::MOVE_INDICES);
-  return {((row_sums * weights).sum() + fixed_off_sum) / scale, ((row_sums.detach().sum() + fixed_off_sum) / scale)};
-}
-
 }  // namespace legalnet::nn

@@ -28,21 +28,4 @@ TrainedLogits forward_trained_logits(PolicyNet& net, const torch::Tensor& planes
 // The BCE over all B x 4096 indices: summed (Reduction::Sum) or averaged (Reduction::Mean).
 torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduction = at::Reduction::Mean);
 
-// What a training step minimises and what it reports.
-struct TrainingLoss {
-  torch::Tensor objective;  // differentiable: what backward() runs on
-  torch::Tensor bce;        // detached: the plain BCE (policy_loss), the figure metrics.csv shows
-};
-
-// The most a row's hard-row weight can reach, in batch means: one position with a huge loss
-// (a rule the net has not met yet) must not take over a step.
-constexpr double HARD_ROW_CAP = 16;
-
-// The training loss. hard_rows = 0: the BCE. hard_rows = p > 0: each row's BCE weighted by
-// (its BCE / the batch's mean row BCE)^p, capped at HARD_ROW_CAP and scaled to mean 1, the
-// weights held constant (no gradient through them). Late in training most rows cost next to
-// nothing while a double check or a mate still costs 100x more: the weights give the few rows
-// the net still gets wrong the steps' gradient without changing which rows it sees.
-TrainingLoss training_loss(const TrainedLogits& t, double hard_rows);
-
 }  // namespace legalnet::nn

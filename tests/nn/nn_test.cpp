@@ -162,66 +162,6 @@ TEST(Models, TheLossOnTrainedLogitsIsTheLossOnAll4096) {
     }
 }
 
-// --hard-rows: each row's gradient scaled by (its BCE / the batch's mean)^p, capped, mean 1;
-// the reported figure stays the plain BCE.
-TEST(Loss, HardRowsWeighEachRowByItsOwnLoss) {
-  torch::manual_seed(5);
-  const int64_t rows = 6, k = 1792;
-  auto make = [&](const torch::Tensor& logits, const torch::Tensor& targets) {
-    TrainedLogits t;
-    t.logits = logits.clone().requires_grad_(true);
-    t.targets = targets;
-    t.fixed_off = 4096 - k;
-    return t;
-  };
-  const auto targets = (torch::rand({rows, k}) < 0.02).to(torch::kFloat32);
-  // Row 3 much worse than the others: its logits pushed the wrong way.
-  auto logits = torch::randn({rows, k}) * 3 - 6 + targets * 12;
-  logits[3] = -logits[3];
-  const auto scale = double(rows) * 4096;
-  const auto row_bce =
-      torch::binary_cross_entropy_with_logits(logits, targets, {}, {}, at::Reduction::None).sum(1).to(torch::kFloat64);
-
-  // hard_rows 0 is policy_loss, objective and figure alike.
-  auto plain = make(logits, targets);
-  const auto l0 = training_loss(plain, 0);
-  EXPECT_DOUBLE_EQ(l0.objective.item<double>(), policy_loss(plain).item<double>());
-  EXPECT_FALSE(l0.bce.requires_grad());
-
-  for (const double p : {0.5, 1.0, 2.0}) {
-    auto t = make(logits, targets);
-    const auto l = training_loss(t, p);
-    EXPECT_NEAR(l.bce.item<double>(), l0.bce.item<double>(), 1e-6 * l0.bce.item<double>()) << p;
-    auto w = (row_bce / row_bce.mean()).pow(p).clamp_max(HARD_ROW_CAP);
-    w = w / w.mean();
-    EXPECT_GT(w[3].item<double>(), 2.0) << p;  // the bad row does weigh more
-    const double fixed = double(rows) * double(t.fixed_off) * std::log1p(std::exp(double(FIXED_OFF_LOGIT)));
-    const double expected = ((row_bce * w).sum().item<double>() + fixed) / scale;
-    EXPECT_NEAR(l.objective.item<double>(), expected, 1e-5 * expected) << p;
-    // The weights are constants: each row's gradient is its weight times its plain BCE gradient.
-    l.objective.backward();
-    const auto expected_grad = (torch::sigmoid(logits) - targets) * w.to(torch::kFloat32).unsqueeze(1) / scale;
-    EXPECT_TRUE(torch::allclose(t.logits.grad(), expected_grad, 1e-4, 1e-12)) << p;
-  }
-
-  // The cap: one row far above the rest weighs HARD_ROW_CAP / (the capped weights' mean).
-  auto t = make(logits, targets);
-  const auto l = training_loss(t, 4.0);
-  l.objective.backward();
-  const auto grad_ratio = t.logits.grad()[3].abs().sum() /
-                          ((torch::sigmoid(logits[3]) - targets[3]).abs().sum() / scale);
-  auto capped = (row_bce / row_bce.mean()).pow(4.0).clamp_max(HARD_ROW_CAP);
-  EXPECT_DOUBLE_EQ(capped[3].item<double>(), HARD_ROW_CAP);
-  EXPECT_NEAR(grad_ratio.item<double>(), HARD_ROW_CAP / capped.mean().item<double>(), 1e-3);
-
-  // A batch the net knows perfectly: every cost 0, every weight 1, no NaN.
-  auto perfect = make(torch::where(targets > 0.5, 1000.0, -1000.0), targets);
-  const auto lp = training_loss(perfect, 1.0);
-  lp.objective.backward();
-  EXPECT_TRUE(std::isfinite(lp.objective.item<double>()));
-  EXPECT_TRUE(torch::isfinite(perfect.logits.grad()).all().item<bool>());
-}
-
 TEST(Models, TheConfigRoundTripsAndOldFilesMeanThePredecessorsPlanes) {
   ModelConfig c = config("conv", 64, 2, 8);
   c.inputs = encode::InputKind::ATTACKS;

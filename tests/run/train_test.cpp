@@ -286,7 +286,6 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/warmup --warmup",
                                              "/min_lr_ratio --min-lr-ratio",
                                              "/clip --clip",
-                                             "/hard_rows --hard-rows",
                                              "/position_ply_limit --position-ply-limit",
                                              "/check_weight --check-weight",
                                              "/rare_weight --rare-weight",

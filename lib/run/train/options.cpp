@@ -162,12 +162,6 @@ Rows schedule_rows() {
           .range(0, 1e6)
           .show_default()
           .keep_on_resume(),
-      R::value(&TrainOptions::hard_rows, "--hard-rows", "hard_rows",
-               "Weight each position of a batch by (its loss / the batch's mean loss)^P, capped at 16x the mean: "
-               "the gradient goes to the positions the net still gets wrong (0: every position alike)")
-          .range(0, 4)
-          .show_default()
-          .keep_on_resume(),
   };
 }
 

@@ -37,14 +37,14 @@ TrainingLoop::Next TrainingLoop::next() {
   return Next::STEP;
 }
 
-// The batch's BCE, the gradients of the training loss computed; torch's errors as one line (out of memory: what to try).
+// The batch's loss, its gradients computed; torch's errors as one line (out of memory: what to try).
 torch::Tensor TrainingLoop::step_loss(const train::Batch& batch) {
   try {
-    const nn::TrainingLoss loss = nn::training_loss(
-        nn::forward_trained_logits(run_.net, batch.planes, batch.targets, run_.precision), o_.hard_rows);
+    torch::Tensor loss =
+        nn::policy_loss(nn::forward_trained_logits(run_.net, batch.planes, batch.targets, run_.precision));
     run_.optimizer.zero_grad();
-    loss.objective.backward();
-    return loss.bce;
+    loss.backward();
+    return loss;
   } catch (const c10::Error& e) {
     const std::string what = e.what_without_backtrace();
     if (what.find("out of memory") != std::string::npos)
