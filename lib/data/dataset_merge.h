@@ -2,6 +2,7 @@
 // HDF5 virtual datasets, so the large arrays are not copied; with `copy`, into one real file.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
