@@ -26,9 +26,8 @@ Dtype dtype_of(const torch::Tensor& t, const std::string& name) {
     case torch::kFloat: return Dtype::F32;
     case torch::kLong: return Dtype::I64;
     case torch::kBool: return Dtype::BOOL;
-    default:
-      throw Error("cannot save '" + name + "': its dtype " + std::string(c10::toString(t.scalar_type())) +
-                  " is not F32, I64 or BOOL");
+    default: throw Error("cannot save '" + name + "': its dtype " + std::string(c10::toString(t.scalar_type())) +
+                         " is not F32, I64 or BOOL");
   }
 }
 
@@ -233,10 +232,9 @@ LoadedModel load_model(const std::string& path, const torch::Device& device) {
 }
 
 void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyNet& net,
-                     torch::optim::Optimizer& optimizer, const TrainState& state, const NamedTensors& extra) {
+                     torch::optim::Optimizer& optimizer, const TrainState& state) {
   TensorFile out;
   for (const auto& [name, tensor] : state_of(net)) out.add("model." + name, tensor);
-  for (const auto& [name, tensor] : extra) out.add(name, tensor);
   for (const auto& p : net.named_parameters()) {
     const auto it = optimizer.state().find(p.value().unsafeGetTensorImpl());
     if (it == optimizer.state().end()) continue;  // no step has touched it yet
@@ -259,8 +257,8 @@ void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyN
 }
 
 TrainState load_checkpoint(const std::string& path, const ModelConfig& expected, PolicyNet& net,
-                           torch::optim::Optimizer& optimizer, const torch::Device& device, const NamedTensors& extra) {
-  (void)device;                  // the net and optimizer are already there: tensors are copied onto theirs
+                           torch::optim::Optimizer& optimizer, const torch::Device& device) {
+  (void)device;  // the net and optimizer are already there: tensors are copied onto theirs
   safetensors::Limits run_file;  // a run folder's own file: never read through a link
   run_file.follow_links = false;
   TensorSource source(path, run_file);
@@ -305,9 +303,6 @@ TrainState load_checkpoint(const std::string& path, const ModelConfig& expected,
         optimizer.state()[key] = load_adam_state<torch::optim::AdamParamState>(source, prefix, p.value());
     }
   }
-  source.describe_as("run's options (a weights' average, --ema)");
-  for (const auto& [name, tensor] : extra)
-    tensor.detach().copy_(source.read(name, tensor.scalar_type(), tensor.sizes().vec()));
   source.check_all_used();
   return s;
 }

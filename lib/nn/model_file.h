@@ -11,8 +11,6 @@
 #include <torch/torch.h>
 
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "nn/models.h"
 
@@ -46,20 +44,13 @@ struct TrainState {
   double elapsed_seconds = 0;  // training time before this process
 };
 
-// Tensors a run keeps beside the net's and the optimizer's (train's weights' average, --ema),
-// saved and loaded under their names.
-using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
-
 void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyNet& net,
-                     torch::optim::Optimizer& optimizer, const TrainState& state, const NamedTensors& extra = {});
+                     torch::optim::Optimizer& optimizer, const TrainState& state);
 // A checkpoint holds the net's tensors as `model.NAME`, the optimizer's per-parameter state as
 // `optimizer.NAME.FIELD` (Adam, AdamW: step, exp_avg, exp_avg_sq; SGD: momentum_buffer), and in
 // its metadata the format, config, optimizer kind, step, samples and elapsed seconds.
-// `extra`'s tensors under their names. Loads weights, optimizer state and `extra` (each must be in
-// the file with its tensor's shape; the file may hold no other) into existing objects (already on
-// `device`); returns the state.
+// Loads weights and optimizer state into existing objects (already on `device`); returns the state.
 TrainState load_checkpoint(const std::string& path, const ModelConfig& expected, PolicyNet& net,
-                           torch::optim::Optimizer& optimizer, const torch::Device& device,
-                           const NamedTensors& extra = {});
+                           torch::optim::Optimizer& optimizer, const torch::Device& device);
 
 }  // namespace legalnet::nn

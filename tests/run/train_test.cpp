@@ -84,36 +84,6 @@ TEST(Train, ResumedRunEndsWithTheSameWeights) {
   }
 }
 
-// --ema: the model file holds the weights' average, and a checkpoint holds it too, so that a
-// resumed run ends with the very same average.
-TEST(Train, TheWeightsAverageIsWhatTheModelHoldsAndResumesExactly) {
-  const std::string dir = test::temp_dir("resume-ema");
-  run_train(tiny_run(dir + "/plain"));
-  TrainOptions straight = tiny_run(dir + "/straight");
-  straight.ema = 0.9;
-  run_train(straight);
-  TrainOptions first = tiny_run(dir + "/resumed");
-  first.ema = 0.9;
-  first.stop_at_step = 11;
-  run_train(first);
-  TrainOptions second = tiny_run(dir + "/resumed");
-  second.ema = 0.9;  // a kept option: resuming with another value is refused
-  second.resume = true;
-  run_train(second);
-  const auto plain = weights(dir + "/plain/model.safetensors");
-  const auto a = weights(dir + "/straight/model.safetensors"), b = weights(dir + "/resumed/model.safetensors");
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-6, 1e-7)) << "tensor " << i;
-  EXPECT_FALSE(torch::allclose(a[0], plain[0])) << "the model file holds the last step's weights, not the average";
-  // A checkpoint with an average cannot be resumed as a run without one, nor the other way.
-  nn::LoadedModel m = nn::load_model(dir + "/plain/model.safetensors", torch::kCPU);
-  torch::optim::Adam adam(m.net->parameters());
-  const std::string error = test::error_of([&] {
-    nn::load_checkpoint(dir + "/straight/checkpoint.safetensors", m.config, *m.net, adam, torch::kCPU);
-  });
-  EXPECT_NE(error.find("'average."), std::string::npos) << error;
-}
-
 // --time-budget fixes the step count from a measured rate, records it as max_steps, and that
 // --max-steps gives the very same run: the measure draws nothing the run draws.
 TEST(Train, ATimeBudgetRecordsItsStepsAndThoseStepsRerunTheRun) {
@@ -316,7 +286,6 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/warmup --warmup",
                                              "/min_lr_ratio --min-lr-ratio",
                                              "/clip --clip",
-                                             "/ema --ema",
                                              "/position_ply_limit --position-ply-limit",
                                              "/check_weight --check-weight",
                                              "/rare_weight --rare-weight",

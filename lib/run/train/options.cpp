@@ -162,12 +162,6 @@ Rows schedule_rows() {
           .range(0, 1e6)
           .show_default()
           .keep_on_resume(),
-      R::value(&TrainOptions::ema, "--ema", "ema",
-               "Decay of an exponential moving average of the weights, which validation measures and the model "
-               "file holds (e.g. 0.999: about the last 1,000 steps); 0: the last step's weights")
-          .range(0, 0.999999)
-          .show_default()
-          .keep_on_resume(),
   };
 }
 
@@ -258,9 +252,8 @@ void validate(const TrainOptions& o) {
   if (o.time_budget > 0 && o.max_steps > 0)
     throw Error("--time-budget and --max-steps: give one (the budget sets --max-steps from the measured step rate)");
   if (o.time_budget > 0 && o.resume)
-    throw Error(
-        "--time-budget with --resume: give the run's --max-steps instead (its options.json's max_steps): a new "
-        "measure would change the run's length and its schedule");
+    throw Error("--time-budget with --resume: give the run's --max-steps instead (its options.json's max_steps): a new "
+                "measure would change the run's length and its schedule");
 }
 
 std::vector<train::KeptOption> kept_on_resume() {

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "data/dataset_identity.h"
 #include "encode/inputs.h"
@@ -154,12 +153,9 @@ TrainReport run_train(const TrainOptions& given) {
   if (total_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
   total_steps = planned_steps(o, model, precision, device, ranks, total_steps, verbose);
 
-  std::optional<train::WeightAverage> average;
-  if (o.ema > 0) average.emplace(*net, o.ema);
   nn::TrainState state;
   if (o.resume) {
-    state = nn::load_checkpoint(folder.checkpoint_path(), model, *net, *optimizer, device,
-                                average ? average->named(AVERAGE_PREFIX) : nn::NamedTensors{});
+    state = nn::load_checkpoint(folder.checkpoint_path(), model, *net, *optimizer, device);
     // The data order and the schedule are functions of the step within the run's length.
     if (state.step > total_steps)
       throw Error(fmt::format("--resume: '{}' is at step {}, past the {} steps of this run (--epochs, --max-steps)",
@@ -169,9 +165,7 @@ TrainReport run_train(const TrainOptions& given) {
   const std::string options =
       options_json(o, {model, precision, total_steps, data.train_positions, data.val_positions, identities});
   if (ranks.is_main()) folder.start(options, train::metrics_header());
-  const TrainingRun run{
-      o,      model,     *net,       *optimizer, ranks, folder, data, state, average ? &*average : nullptr,
-      device, precision, total_steps};
+  const TrainingRun run{o, model, *net, *optimizer, ranks, folder, data, state, device, precision, total_steps};
   if (verbose) say_start(o, run, *net);
 
   train::BatchLoader loader(std::move(data.source), state.step, device);

@@ -26,13 +26,6 @@ TrainingLoop::TrainingLoop(const TrainingRun& run)
   report_.out = o_.out;
 }
 
-template <class F>
-void TrainingLoop::with_average(F&& f) {
-  if (run_.average) run_.average->swap();
-  f();
-  if (run_.average) run_.average->swap();
-}
-
 TrainingLoop::Next TrainingLoop::next() {
   if (run_.state.step >= run_.total_steps) return Next::FINISH;
   if (o_.stop_at_step > 0 && run_.state.step >= o_.stop_at_step) return Next::PAUSE;
@@ -77,7 +70,6 @@ void TrainingLoop::step(const train::Batch& batch) {
   if (o_.clip > 0) torch::nn::utils::clip_grad_norm_(run_.net.parameters(), o_.clip);
   run_.optimizer.step();
   ++state.step;
-  if (run_.average) run_.average->update(state.step);
   state.samples += int64_t(o_.batch_size) * run_.ranks.world_size();
   loss_sum_ += value;
   ++loss_count_;
@@ -115,7 +107,7 @@ TrainReport TrainingLoop::finish(const std::string& options_json) {
     training["samples_seen"] = state.samples;
     training["train_seconds"] = state.elapsed_seconds;
     training["final_val_loss"] = report_.val_loss;
-    with_average([&] { save_model(run_.folder.model_path(), run_.model, run_.net, training.dump()); });
+    save_model(run_.folder.model_path(), run_.model, run_.net, training.dump());
     run_.folder.finish();
   }
   run_.ranks.barrier();
@@ -126,11 +118,9 @@ TrainReport TrainingLoop::finish(const std::string& options_json) {
 void TrainingLoop::validation_row() {
   const nn::TrainState& state = run_.state;
   train::average_buffers(run_.ranks, run_.net);
-  train::Evaluation mine;
-  with_average([&] {
-    mine = train::evaluate_loss(run_.net, run_.data.val_share, 1024, run_.device, run_.model.inputs, run_.precision);
-  });
-  const train::Evaluation v = train::all_ranks_sum(run_.ranks, mine);
+  const train::Evaluation v = train::all_ranks_sum(
+      run_.ranks,
+      train::evaluate_loss(run_.net, run_.data.val_share, 1024, run_.device, run_.model.inputs, run_.precision));
   const double now = state.elapsed_seconds + seconds();
   const double rate = double(state.samples - window_start_samples_) / std::max(1e-9, now - window_start_time_);
   const double train_loss = loss_count_ ? loss_sum_ / double(loss_count_) : 0.0;
@@ -166,9 +156,7 @@ void TrainingLoop::validation_row() {
 // Every rank holds the same model at a checkpoint; rank 0 writes it.
 void TrainingLoop::checkpoint() {
   train::average_buffers(run_.ranks, run_.net);
-  if (rank0_)
-    save_checkpoint(run_.folder.checkpoint_path(), run_.model, run_.net, run_.optimizer, run_.state,
-                    run_.average ? run_.average->named(AVERAGE_PREFIX) : nn::NamedTensors{});
+  if (rank0_) save_checkpoint(run_.folder.checkpoint_path(), run_.model, run_.net, run_.optimizer, run_.state);
   run_.folder.checkpoint_written(run_.state.step);
 }
 

@@ -17,13 +17,9 @@
 #include "train/batches.h"
 #include "train/distributed.h"
 #include "train/run_folder.h"
-#include "train/weight_average.h"
 #include "util/progress.h"
 
 namespace legalnet::run {
-
-// A checkpoint's names of --ema's average: this + the net's names.
-constexpr const char* AVERAGE_PREFIX = "average.";
 
 // What a run trains, with what and where: made by run_train, lent to the loop.
 struct TrainingRun {
@@ -34,8 +30,7 @@ struct TrainingRun {
   train::Collectives& ranks;
   train::RunFolder& folder;
   TrainingData& data;
-  nn::TrainState& state;          // the step, samples and seconds so far (a checkpoint's when resumed)
-  train::WeightAverage* average;  // --ema's average of the weights, or null
+  nn::TrainState& state;  // the step, samples and seconds so far (a checkpoint's when resumed)
   torch::Device device;
   nn::Precision precision;
   int64_t total_steps;
@@ -61,9 +56,6 @@ class TrainingLoop {
   torch::Tensor step_loss(const train::Batch& batch);
   void validation_row();
   void checkpoint();
-  // Runs `f` with the weights' average in the net (--ema), or the net as it is.
-  template <class F>
-  void with_average(F&& f);
 
   const TrainingRun run_;
   const TrainOptions& o_;
