@@ -282,10 +282,8 @@ bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight) {
 
 Kernels resolve_kernels(Kernels asked, const torch::Device& device, Precision precision) {
   if (asked != Kernels::AUTO) return asked;
-  // In bf16 only the norms are ours (board_conv_applies refuses autocast): oneDNN's bf16
-  // convolutions already run near the CPU's bf16 peak, its norms do not (docs/benchmarks.md).
-  const bool ours = precision == Precision::FP32 || precision == Precision::BF16;
-  return device.is_cpu() && ours && board_isa() >= BoardIsa::AVX2 ? Kernels::BOARD : Kernels::TORCH;
+  return device.is_cpu() && precision == Precision::FP32 && board_isa() >= BoardIsa::AVX2 ? Kernels::BOARD
+                                                                                         : Kernels::TORCH;
 }
 
 torch::Tensor board_conv3x3(const torch::Tensor& x, const torch::Tensor& weight, WinogradTile tile) {

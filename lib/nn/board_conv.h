@@ -24,9 +24,9 @@ enum class WinogradTile { F2 = 2, F4 = 4 };
 // with autocast off. Otherwise the caller runs torch::conv2d.
 bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight);
 
-// What --kernels auto means here: BOARD on a CPU in fp32 or bf16 with AVX2 or better
-// (nn/tile_gemm.h; in bf16 only the norms, nn/board_norm.h, apply), TORCH otherwise (CUDA; the
-// SSE baseline is slower than oneDNN). TORCH and BOARD stay.
+// What --kernels auto means here: BOARD on a CPU in fp32 with AVX2 or better (nn/tile_gemm.h),
+// TORCH otherwise (CUDA, bf16: the board kernels do not apply; the SSE baseline is slower than
+// oneDNN). TORCH and BOARD stay.
 Kernels resolve_kernels(Kernels asked, const torch::Device& device, Precision precision);
 
 // conv2d(x, weight, no bias, stride 1, padding 1) for x [B,C,8,8], weight [K,C,3,3]: the

@@ -4,10 +4,7 @@
 #include <ATen/autocast_mode.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstdint>
-#include <type_traits>
 #include <vector>
 
 namespace legalnet::nn {
@@ -19,124 +16,70 @@ namespace {
 // bytes for any thread count.
 constexpr int64_t CHUNK_ROWS = 256;
 
-// The tensors' elements: fp32, or bf16 (train's --precision bf16, where the convolutions before
-// the norm give bf16) held as its upper 16 bits. Arithmetic is in float either way; a bf16 result
-// is rounded to nearest even, as torch's conversions do.
-using bf16 = uint16_t;
-inline float load(float v) { return v; }
-inline float load(bf16 v) { return std::bit_cast<float>(uint32_t(v) << 16); }
-inline void store(float* p, float v) { *p = v; }
-inline void store(bf16* p, float v) {
-  const uint32_t u = std::bit_cast<uint32_t>(v);
-  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  *p = bf16((u & 0x7fffffffu) > 0x7f800000u ? 0x7fc0u : rounded);  // a NaN stays a NaN
-}
+// The per-chunk loops, compiled for AVX2 and for the baseline (the C channels of a row are the
+// contiguous inner loop: the compiler vectorizes it); never AVX-512, so that
+// ONEDNN_MAX_CPU_ISA=AVX2 imitates an AVX2-only CPU here as well.
+#define CHUNK_KERNEL __attribute__((target_clones("avx2", "default")))
 
 // A chunk's mean and sum of squared deviations from it, per channel (two passes over the chunk:
 // no cancellation, unlike the sum of squares).
-template <typename T>
-inline __attribute__((always_inline)) void moments(const T* x, int64_t rows, int64_t channels, float* mean,
-                                                   float* m2) {
+CHUNK_KERNEL void chunk_moments(const float* x, int64_t rows, int64_t channels, float* mean, float* m2) {
   std::fill(mean, mean + channels, 0.0f);
   std::fill(m2, m2 + channels, 0.0f);
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < channels; ++c) mean[c] += load(x[r * channels + c]);
+    for (int64_t c = 0; c < channels; ++c) mean[c] += x[r * channels + c];
   for (int64_t c = 0; c < channels; ++c) mean[c] /= float(rows);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < channels; ++c) {
-      const float d = load(x[r * channels + c]) - mean[c];
+      const float d = x[r * channels + c] - mean[c];
       m2[c] += d * d;
     }
 }
 
 // y = relu(x * scale + shift [+ residual]).
-template <typename T>
-inline __attribute__((always_inline)) void output(const T* x, const T* residual, int64_t rows, int64_t channels,
-                                                  const float* scale, const float* shift, T* y) {
+CHUNK_KERNEL void chunk_output(const float* x, const float* residual, int64_t rows, int64_t channels,
+                               const float* scale, const float* shift, float* y) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t i = r * channels + c;
-      const float v = load(x[i]) * scale[c] + shift[c] + (residual != nullptr ? load(residual[i]) : 0.0f);
-      store(y + i, v > 0.0f ? v : 0.0f);
+      const float v = x[i] * scale[c] + shift[c] + (residual != nullptr ? residual[i] : 0.0f);
+      y[i] = v > 0.0f ? v : 0.0f;
     }
 }
 
 // With g = gy where y > 0 (the ReLU's gradient), per channel: sum g and sum g (x - mean).
-template <typename T>
-inline __attribute__((always_inline)) void gradient_sums(const T* x, const T* y, const T* gy, int64_t rows,
-                                                         int64_t channels, const float* mean, float* sum_g,
-                                                         float* sum_gx) {
+CHUNK_KERNEL void chunk_gradient_sums(const float* x, const float* y, const float* gy, int64_t rows, int64_t channels,
+                                      const float* mean, float* sum_g, float* sum_gx) {
   std::fill(sum_g, sum_g + channels, 0.0f);
   std::fill(sum_gx, sum_gx + channels, 0.0f);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t i = r * channels + c;
-      const float gv = load(gy[i]);  // loaded either way: a conditional load would not vectorize
-      const float g = load(y[i]) > 0.0f ? gv : 0.0f;
+      const float g = y[i] > 0.0f ? gy[i] : 0.0f;
       sum_g[c] += g;
-      sum_gx[c] += g * (load(x[i]) - mean[c]);
+      sum_gx[c] += g * (x[i] - mean[c]);
     }
 }
 
 // The input gradient a (g - b - (x - mean) d) (batch norm's, with the batch statistics'
 // gradients folded into b and d) and the residual's, g (where g_residual is not null).
-template <typename T>
-inline __attribute__((always_inline)) void gradients(const T* __restrict x, const T* __restrict y,
-                                                     const T* __restrict gy, int64_t rows, int64_t channels,
-                                                     const float* __restrict mean, const float* __restrict a,
-                                                     const float* __restrict b, const float* __restrict d,
-                                                     T* __restrict gx, T* __restrict g_residual) {
+CHUNK_KERNEL void chunk_gradients(const float* __restrict x, const float* __restrict y, const float* __restrict gy,
+                                  int64_t rows, int64_t channels, const float* __restrict mean,
+                                  const float* __restrict a, const float* __restrict b, const float* __restrict d,
+                                  float* __restrict gx, float* __restrict g_residual) {
   const int64_t n = rows * channels;
   if (g_residual != nullptr)
-    for (int64_t i = 0; i < n; ++i) {
-      const T gv = gy[i];
-      g_residual[i] = load(y[i]) > 0.0f ? gv : T(0);  // T(0): +0 in fp32 and bf16 alike
-    }
+    for (int64_t i = 0; i < n; ++i) g_residual[i] = y[i] > 0.0f ? gy[i] : 0.0f;
   for (int64_t r = 0; r < rows; ++r) {
-    const T* __restrict xr = x + r * channels;
-    const T* __restrict yr = y + r * channels;
-    const T* __restrict gr = gy + r * channels;
-    T* __restrict out = gx + r * channels;
+    const float* __restrict xr = x + r * channels;
+    const float* __restrict yr = y + r * channels;
+    const float* __restrict gr = gy + r * channels;
+    float* __restrict out = gx + r * channels;
     for (int64_t c = 0; c < channels; ++c) {
-      const float gv = load(gr[c]);
-      const float g = load(yr[c]) > 0.0f ? gv : 0.0f;
-      store(out + c, a[c] * (g - b[c] - (load(xr[c]) - mean[c]) * d[c]));
+      const float g = yr[c] > 0.0f ? gr[c] : 0.0f;
+      out[c] = a[c] * (g - b[c] - (xr[c] - mean[c]) * d[c]);
     }
   }
-}
-
-// The per-chunk loops, compiled for AVX2 and for the baseline, for each element type (the C
-// channels of a row are the contiguous inner loop: the compiler vectorizes it); never AVX-512,
-// so that ONEDNN_MAX_CPU_ISA=AVX2 imitates an AVX2-only CPU here as well.
-#define CHUNK_KERNEL __attribute__((target_clones("avx2", "default")))
-#define CHUNK_KERNELS_FOR(T)                                                                                    \
-  CHUNK_KERNEL void chunk_moments(const T* x, int64_t rows, int64_t channels, float* mean, float* m2) {        \
-    moments(x, rows, channels, mean, m2);                                                                     \
-  }                                                                                                           \
-  CHUNK_KERNEL void chunk_output(const T* x, const T* residual, int64_t rows, int64_t channels,                 \
-                                 const float* scale, const float* shift, T* y) {                              \
-    output(x, residual, rows, channels, scale, shift, y);                                                     \
-  }                                                                                                           \
-  CHUNK_KERNEL void chunk_gradient_sums(const T* x, const T* y, const T* gy, int64_t rows, int64_t channels,    \
-                                        const float* mean, float* sum_g, float* sum_gx) {                     \
-    gradient_sums(x, y, gy, rows, channels, mean, sum_g, sum_gx);                                             \
-  }                                                                                                           \
-  CHUNK_KERNEL void chunk_gradients(const T* x, const T* y, const T* gy, int64_t rows, int64_t channels,        \
-                                    const float* mean, const float* a, const float* b, const float* d, T* gx,  \
-                                    T* g_residual) {                                                          \
-    gradients(x, y, gy, rows, channels, mean, a, b, d, gx, g_residual);                                       \
-  }
-CHUNK_KERNELS_FOR(float)
-CHUNK_KERNELS_FOR(bf16)
-#undef CHUNK_KERNELS_FOR
-
-// The elements of a float or bf16 tensor.
-template <typename T>
-T* elements(const torch::Tensor& t) {
-  if constexpr (std::is_same_v<T, float>)
-    return t.data_ptr<float>();
-  else
-    return reinterpret_cast<bf16*>(t.data_ptr<at::BFloat16>());
 }
 
 struct Chunks {
@@ -156,8 +99,7 @@ struct Chunks {
 
 // The batch's mean and biased variance per channel: each chunk's moments, combined in order
 // (Chan et al.'s pairwise update, in double).
-template <typename T>
-void batch_moments(const Chunks& ch, const T* x, std::vector<double>& mean, std::vector<double>& variance) {
+void batch_moments(const Chunks& ch, const float* x, std::vector<double>& mean, std::vector<double>& variance) {
   const int64_t C = ch.channels;
   std::vector<float> part_mean(size_t(ch.count * C)), part_m2(size_t(ch.count * C));
   ch.each([&](int64_t k) {
@@ -196,11 +138,7 @@ struct NormReluFunction : torch::autograd::Function<NormReluFunction> {
     const Chunks ch(x.numel() / C, C);
     const auto xc = x.contiguous(torch::MemoryFormat::ChannelsLast);
     std::vector<double> mean, variance;
-    const bool is_bf16 = x.scalar_type() == torch::kBFloat16;
-    if (is_bf16)
-      batch_moments(ch, elements<bf16>(xc), mean, variance);
-    else
-      batch_moments(ch, elements<float>(xc), mean, variance);
+    batch_moments(ch, xc.data_ptr<float>(), mean, variance);
 
     const auto n_channels = static_cast<size_t>(C);
     std::vector<double> invstd(n_channels), scale(n_channels), shift(n_channels);
@@ -215,17 +153,14 @@ struct NormReluFunction : torch::autograd::Function<NormReluFunction> {
     torch::Tensor rc;
     if (has_residual) rc = residual.contiguous(torch::MemoryFormat::ChannelsLast);
     auto y = torch::empty_like(xc, torch::MemoryFormat::ChannelsLast);
-    auto outputs = [&]<typename T>(const T* xp, const T* rp, T* yp) {
-      ch.each([&](int64_t k) {
-        const int64_t o = ch.first(k) * C;
-        chunk_output(xp + o, rp != nullptr ? rp + o : nullptr, ch.size(k), C, scale_t.data_ptr<float>(),
-                     shift_t.data_ptr<float>(), yp + o);
-      });
-    };
-    if (is_bf16)
-      outputs(elements<bf16>(xc), rc.defined() ? elements<bf16>(rc) : nullptr, elements<bf16>(y));
-    else
-      outputs(elements<float>(xc), rc.defined() ? elements<float>(rc) : nullptr, elements<float>(y));
+    const float* xp = xc.data_ptr<float>();
+    const float* rp = rc.defined() ? rc.data_ptr<float>() : nullptr;
+    float* yp = y.data_ptr<float>();
+    ch.each([&](int64_t k) {
+      const int64_t o = ch.first(k) * C;
+      chunk_output(xp + o, rp != nullptr ? rp + o : nullptr, ch.size(k), C, scale_t.data_ptr<float>(),
+                   shift_t.data_ptr<float>(), yp + o);
+    });
 
     const auto mean_t = floats(mean);
     {
@@ -247,22 +182,16 @@ struct NormReluFunction : torch::autograd::Function<NormReluFunction> {
     const auto &x = saved[0], &y = saved[1], &w = saved[2], &mean_t = saved[3], &invstd_t = saved[4];
     const int64_t C = x.size(1);
     const Chunks ch(x.numel() / C, C);
-    const auto gy = grads[0].to(x.scalar_type()).contiguous(torch::MemoryFormat::ChannelsLast);
-    const bool is_bf16 = x.scalar_type() == torch::kBFloat16;
+    const auto gy = grads[0].contiguous(torch::MemoryFormat::ChannelsLast);
+    const float *xp = x.data_ptr<float>(), *yp = y.data_ptr<float>(), *gp = gy.data_ptr<float>();
     const float* mean = mean_t.data_ptr<float>();
 
     std::vector<float> part_g(size_t(ch.count * C)), part_gx(size_t(ch.count * C));
-    auto sums = [&]<typename T>(const T* xp, const T* yp, const T* gp) {
-      ch.each([&](int64_t k) {
-        const int64_t o = ch.first(k) * C;
-        chunk_gradient_sums(xp + o, yp + o, gp + o, ch.size(k), C, mean, &part_g[size_t(k * C)],
-                            &part_gx[size_t(k * C)]);
-      });
-    };
-    if (is_bf16)
-      sums(elements<bf16>(x), elements<bf16>(y), elements<bf16>(gy));
-    else
-      sums(elements<float>(x), elements<float>(y), elements<float>(gy));
+    ch.each([&](int64_t k) {
+      const int64_t o = ch.first(k) * C;
+      chunk_gradient_sums(xp + o, yp + o, gp + o, ch.size(k), C, mean, &part_g[size_t(k * C)],
+                          &part_gx[size_t(k * C)]);
+    });
     const auto n_channels = static_cast<size_t>(C);
     std::vector<double> sum_g(n_channels, 0.0), sum_gx(n_channels, 0.0);
     for (int64_t k = 0; k < ch.count; ++k)
@@ -285,19 +214,13 @@ struct NormReluFunction : torch::autograd::Function<NormReluFunction> {
     auto gx = torch::empty_like(x, torch::MemoryFormat::ChannelsLast);
     torch::Tensor g_residual;
     if (has_residual) g_residual = torch::empty_like(x, torch::MemoryFormat::ChannelsLast);
-    auto input_gradients = [&]<typename T>(const T* xp, const T* yp, const T* gp, T* gxp, T* grp) {
-      ch.each([&](int64_t k) {
-        const int64_t o = ch.first(k) * C;
-        chunk_gradients(xp + o, yp + o, gp + o, ch.size(k), C, mean, a_t.data_ptr<float>(), b_t.data_ptr<float>(),
-                        d_t.data_ptr<float>(), gxp + o, grp != nullptr ? grp + o : nullptr);
-      });
-    };
-    if (is_bf16)
-      input_gradients(elements<bf16>(x), elements<bf16>(y), elements<bf16>(gy), elements<bf16>(gx),
-                      has_residual ? elements<bf16>(g_residual) : nullptr);
-    else
-      input_gradients(elements<float>(x), elements<float>(y), elements<float>(gy), elements<float>(gx),
-                      has_residual ? elements<float>(g_residual) : nullptr);
+    float* gxp = gx.data_ptr<float>();
+    float* grp = has_residual ? g_residual.data_ptr<float>() : nullptr;
+    ch.each([&](int64_t k) {
+      const int64_t o = ch.first(k) * C;
+      chunk_gradients(xp + o, yp + o, gp + o, ch.size(k), C, mean, a_t.data_ptr<float>(), b_t.data_ptr<float>(),
+                      d_t.data_ptr<float>(), gxp + o, grp != nullptr ? grp + o : nullptr);
+    });
     return {gx, floats(g_weight), floats(sum_g), g_residual, torch::Tensor(), torch::Tensor(), torch::Tensor(),
             torch::Tensor()};
   }
@@ -307,14 +230,10 @@ struct NormReluFunction : torch::autograd::Function<NormReluFunction> {
 
 bool board_norm_applies(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& norm) {
   const auto& o = norm.options;
-  // fp32 with autocast off (the fp32 run), or bf16 (the bf16 run: its convolutions give bf16);
-  // the norm's parameters fp32 either way, as train keeps them.
-  const bool precision = x.scalar_type() == torch::kBFloat16 ||
-                         (x.scalar_type() == torch::kFloat && !at::autocast::is_autocast_enabled(torch::kCPU));
-  return norm.is_training() && o.affine() && o.track_running_stats() && x.device().is_cpu() && precision &&
-         norm.weight.scalar_type() == torch::kFloat && norm.bias.scalar_type() == torch::kFloat && x.dim() == 4 &&
-         x.size(1) == o.num_features() && x.numel() > x.size(1) &&
-         x.is_contiguous(torch::MemoryFormat::ChannelsLast);
+  return norm.is_training() && o.affine() && o.track_running_stats() && x.device().is_cpu() &&
+         x.scalar_type() == torch::kFloat && norm.weight.scalar_type() == torch::kFloat &&
+         !at::autocast::is_autocast_enabled(torch::kCPU) && x.dim() == 4 && x.size(1) == o.num_features() &&
+         x.numel() > x.size(1) && x.is_contiguous(torch::MemoryFormat::ChannelsLast);
 }
 
 torch::Tensor board_norm_relu(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& norm, const torch::Tensor& residual) {
@@ -327,8 +246,6 @@ torch::Tensor board_norm_relu(const torch::Tensor& x, torch::nn::BatchNorm2dImpl
   const double factor = momentum.has_value() ? *momentum : 1.0 / double(norm.num_batches_tracked.item<int64_t>());
   TORCH_CHECK(!residual.defined() || residual.sizes() == x.sizes(), "board_norm_relu: the residual's shape ",
               residual.sizes(), " is not the input's ", x.sizes());
-  TORCH_CHECK(!residual.defined() || residual.scalar_type() == x.scalar_type(), "board_norm_relu: the residual is ",
-              residual.scalar_type(), ", the input ", x.scalar_type());
   const auto none = torch::empty({0});
   return NormReluFunction::apply(x, norm.weight, norm.bias, residual.defined() ? residual : none, norm.running_mean,
                                  norm.running_var, factor, norm.options.eps());

@@ -1,6 +1,5 @@
 // The resnet's batch norm, residual and ReLU in one autograd node (train --kernels board):
-// relu(batch_norm(x) [+ residual]) over channels-last fp32 or bf16 boards in training mode
-// (bf16: the statistics and arithmetic in float, the results rounded to bf16 as torch's are). Torch runs
+// relu(batch_norm(x) [+ residual]) over channels-last fp32 boards in training mode. Torch runs
 // them as three to five nodes (norm, add, ReLU, each with its own pass over the batch forward and
 // backward); here the forward is two passes (statistics, then the output) and the backward two
 // (the sums, then the gradients). The module's parameters and running statistics are used and
@@ -11,14 +10,13 @@
 
 namespace legalnet::nn {
 
-// Whether board_norm_relu handles these: a CPU tensor [B,C,H,W] in channels-last layout, bf16 or
-// fp32 with autocast off, a BatchNorm2d in training mode with its fp32 affine parameters and
-// running statistics. Otherwise the caller runs the module and torch's relu.
+// Whether board_norm_relu handles these: a CPU fp32 tensor [B,C,H,W] in channels-last layout,
+// a BatchNorm2d in training mode with its affine parameters and running statistics, autocast
+// off. Otherwise the caller runs the module and torch's relu.
 bool board_norm_applies(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& norm);
 
-// relu(norm(x) + residual) (residual may be undefined: relu(norm(x)); else of x's shape and type).
-// Differentiable in x, residual and the norm's weight and bias; updates the running statistics
-// and the batch count.
+// relu(norm(x) + residual) (residual may be undefined: relu(norm(x))). Differentiable in x,
+// residual and the norm's weight and bias; updates the running statistics and the batch count.
 torch::Tensor board_norm_relu(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& norm,
                               const torch::Tensor& residual = {});
 

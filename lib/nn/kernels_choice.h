@@ -1,8 +1,8 @@
 // The --kernels choices by name, without torch (the command line reads them): who computes a
-// resnet's 3x3 convolutions and norms on a CPU. torch: torch's (oneDNN); board: ours, Winograd
-// F(4x4,3x3) convolutions for 8x8 boards in fp32 (nn/board_conv.h), norm + residual + ReLU in one
-// node in fp32 and bf16 (nn/board_norm.h); auto: board where they run (a CPU in fp32 or bf16, AVX2
-// or better: faster there, docs/benchmarks.md), else torch (nn::resolve_kernels). CUDA: torch's.
+// resnet's 3x3 convolutions on a CPU in fp32. torch: torch's convolution (oneDNN); board: our
+// Winograd F(4x4,3x3) kernels for 8x8 boards (nn/board_conv.h); auto: board where they run
+// (a CPU, fp32, AVX2 or better: faster there, docs/benchmarks.md), else torch
+// (nn::resolve_kernels). CUDA, bf16 and other layers always run torch's.
 #pragma once
 
 #include <array>

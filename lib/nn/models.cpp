@@ -226,9 +226,8 @@ torch::Tensor ResNetImpl::stem_forward(torch::Tensor planes) {
 }
 
 void ResNetImpl::use_kernels(Kernels k) {
-  // auto as it resolves on a CPU in fp32: the board kernels take only what they handle anyway
-  // (board_conv_applies, board_norm_applies: a CPU; fp32, or bf16 for the norms) and leave the
-  // rest, CUDA included, to torch.
+  // auto as it resolves on a CPU in fp32: the board kernels take only such convolutions anyway
+  // (board_conv_applies), and leave bf16 and CUDA to torch.
   k = resolve_kernels(k, torch::kCPU, Precision::FP32);
   kernels = k;
   for (auto& block : tower->children()) block->as<ResidualBlockImpl>()->kernels = k;

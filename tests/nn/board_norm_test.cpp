@@ -1,13 +1,11 @@
 // The board kernels' batch norm + residual + ReLU (nn/board_norm.h) against torch's BatchNorm2d,
 // add and relu: the output, every gradient and the running statistics, for random shapes and
-// values, in fp32 and in bf16.
+// values.
 #include <gtest/gtest.h>
 
 #include <ATen/Parallel.h>
 
 #include <fmt/core.h>
-
-#include <optional>
 
 #include "nn/board_norm.h"
 #include "nn/models.h"
@@ -39,12 +37,10 @@ torch::nn::BatchNorm2d copy_of(const torch::nn::BatchNorm2d& norm, torch::Dtype 
   return copy;
 }
 
-// norm, add and relu by torch's ops on tensors of the given type (or by the board kernels), the
-// norm's parameters in param_type (a bf16 run keeps them fp32, as train does).
+// norm, add and relu by torch's ops in the given type (or by the board kernels).
 Results run(const torch::nn::BatchNorm2d& original, const torch::Tensor& x0, const torch::Tensor& r0,
-            const torch::Tensor& gy, bool residual, torch::Dtype type, bool board,
-            std::optional<torch::Dtype> param_type = std::nullopt) {
-  auto norm = copy_of(original, param_type.value_or(type));
+            const torch::Tensor& gy, bool residual, torch::Dtype type, bool board) {
+  auto norm = copy_of(original, type);
   const auto layout = [&](const torch::Tensor& t) {  // a copy: the caller's tensors stay without grad
     return t.to(type, /*non_blocking=*/false, /*copy=*/true).contiguous(torch::MemoryFormat::ChannelsLast);
   };
@@ -90,41 +86,6 @@ void check(const Case& c) {
   }
 }
 
-// In bf16 (x, residual, output and their gradients; fp32 parameters): ours against the fp64
-// reference within 2x the error of torch's own bf16 norm, add and relu, or 1e-3.
-void check_bf16(const Case& c) {
-  const std::string what = fmt::format("bf16, {} boards, {} channels{}, offset {}", c.boards, c.channels,
-                                       c.residual ? ", residual" : "", c.offset);
-  auto exact = [](const torch::Tensor& t) { return t.to(torch::kBFloat16).to(torch::kDouble); };
-  const auto x0 = exact(torch::randn({c.boards, c.channels, 8, 8}, torch::kDouble) * 3 + c.offset);
-  const auto r0 = exact(torch::randn({c.boards, c.channels, 8, 8}, torch::kDouble));
-  const auto gy = exact(torch::randn({c.boards, c.channels, 8, 8}, torch::kDouble));
-  torch::nn::BatchNorm2d norm(c.channels);
-  {
-    torch::NoGradGuard no_grad;
-    norm->weight.copy_(torch::randn({c.channels}));
-    norm->bias.copy_(torch::randn({c.channels}));
-    norm->running_mean.copy_(torch::randn({c.channels}));
-  }
-  const auto reference = run(norm, x0, r0, gy, c.residual, torch::kDouble, false);
-  const auto torch_bf16 = run(norm, x0, r0, gy, c.residual, torch::kBFloat16, false, torch::kFloat);
-  const auto ours = run(norm, x0, r0, gy, c.residual, torch::kBFloat16, true, torch::kFloat);
-  EXPECT_EQ(ours[0].scalar_type(), torch::kBFloat16) << what;
-  EXPECT_EQ(ours[1].scalar_type(), torch::kBFloat16) << what;
-  EXPECT_EQ(ours[2].scalar_type(), torch::kFloat) << what;
-  for (size_t i = 0; i < reference.size(); ++i) {
-    const double tolerance = std::max(1e-3, 2 * relative_error(torch_bf16[i], reference[i]));
-    EXPECT_LT(relative_error(ours[i], reference[i]), tolerance) << what << ": " << RESULT_NAMES[i];
-  }
-}
-
-TEST(BoardNorm, MatchesTorchsNormAddAndReluInBf16) {
-  torch::manual_seed(37);
-  for (const Case& c : {Case{1, 1, false, 0}, Case{4, 32, true, 0}, Case{37, 32, false, 0}, Case{37, 32, true, 0},
-                        Case{5, 7, true, 40}, Case{9, 16, true, 1000}})
-    check_bf16(c);
-}
-
 TEST(BoardNorm, MatchesTorchsNormAddAndReluWithTheirGradients) {
   torch::manual_seed(36);
   for (const Case& c : {Case{1, 1, false, 0}, Case{4, 32, true, 0}, Case{37, 32, false, 0}, Case{37, 32, true, 0},
@@ -143,24 +104,22 @@ TEST(BoardNorm, TheComparisonSeesAWrongBias) {
 
 // The chunks' sums are combined in order whatever the thread count: the same bytes.
 TEST(BoardNorm, TheSameBytesForAnyThreadCount) {
-  for (const auto type : {torch::kFloat, torch::kBFloat16}) {
-    torch::manual_seed(7);
-    const auto x0 = torch::randn({37, 32, 8, 8}).to(type).contiguous(torch::MemoryFormat::ChannelsLast);
-    const auto r0 = torch::randn_like(x0), gy = torch::randn_like(x0);
-    auto run = [&](int threads) {
-      const int before = at::get_num_threads();
-      at::set_num_threads(threads);
-      torch::nn::BatchNorm2d norm(32);
-      auto x = x0.clone().requires_grad_(true), r = r0.clone().requires_grad_(true);
-      const auto y = board_norm_relu(x, *norm, r);
-      y.backward(gy);
-      at::set_num_threads(before);
-      return std::vector<torch::Tensor>{y, x.grad(), r.grad(), norm->weight.grad(), norm->bias.grad(),
-                                        norm->running_mean, norm->running_var};
-    };
-    const auto a = run(2), b = run(1);
-    for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << type << " " << i;
-  }
+  torch::manual_seed(7);
+  const auto x0 = torch::randn({37, 32, 8, 8}).contiguous(torch::MemoryFormat::ChannelsLast);
+  const auto r0 = torch::randn_like(x0), gy = torch::randn_like(x0);
+  auto run = [&](int threads) {
+    const int before = at::get_num_threads();
+    at::set_num_threads(threads);
+    torch::nn::BatchNorm2d norm(32);
+    auto x = x0.clone().requires_grad_(true), r = r0.clone().requires_grad_(true);
+    const auto y = board_norm_relu(x, *norm, r);
+    y.backward(gy);
+    at::set_num_threads(before);
+    return std::vector<torch::Tensor>{y, x.grad(), r.grad(), norm->weight.grad(), norm->bias.grad(),
+                                      norm->running_mean, norm->running_var};
+  };
+  const auto a = run(2), b = run(1);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << i;
 }
 
 TEST(BoardNorm, LeavesEvaluationOtherLayoutsAndPrecisionsToTorch) {
@@ -169,13 +128,6 @@ TEST(BoardNorm, LeavesEvaluationOtherLayoutsAndPrecisionsToTorch) {
   EXPECT_TRUE(board_norm_applies(x, *norm));
   EXPECT_FALSE(board_norm_applies(x.contiguous(), *norm));
   EXPECT_FALSE(board_norm_applies(x.to(torch::kDouble), *norm));
-  EXPECT_TRUE(board_norm_applies(x.to(torch::kBFloat16), *norm));
-  {
-    // A bf16 run: its convolutions give bf16, which the norms take; fp32 there is not ours.
-    AutocastScope autocast(Precision::BF16, torch::kCPU);
-    EXPECT_TRUE(board_norm_applies(x.to(torch::kBFloat16), *norm));
-    EXPECT_FALSE(board_norm_applies(x, *norm));
-  }
   EXPECT_FALSE(board_norm_applies(torch::randn({2, 4, 8, 8}).contiguous(torch::MemoryFormat::ChannelsLast), *norm));
   norm->eval();
   EXPECT_FALSE(board_norm_applies(x, *norm));
@@ -185,45 +137,6 @@ TEST(BoardNorm, LeavesEvaluationOtherLayoutsAndPrecisionsToTorch) {
 // The default resnet trained one step with the board kernels (convolutions and norms) and with
 // torch's, from the same weights: the logits, every parameter's gradient and the running
 // statistics agree within 1e-4 (the Winograd convolutions round differently).
-// One training step of the default resnet on 19 random positions: the logits, every parameter's
-// gradient and the buffers after it.
-std::vector<torch::Tensor> resnet_step(Kernels kernels, Precision precision) {
-  const ModelConfig c = ModelConfig{}.resolved();
-  torch::manual_seed(3);
-  auto net = std::dynamic_pointer_cast<ResNetImpl>(make_model(c));
-  choose_memory_format(*net);
-  net->use_kernels(kernels);
-  net->train();
-  torch::manual_seed(4);
-  const auto planes = torch::rand({19, c.input_planes(), 8, 8}).round().contiguous(torch::MemoryFormat::ChannelsLast);
-  torch::Tensor logits;
-  {
-    AutocastScope autocast(precision, torch::kCPU);
-    logits = net->forward_trained(planes);
-  }
-  (logits.to(torch::kFloat) * torch::randn(logits.sizes())).sum().backward();
-  std::vector<torch::Tensor> results = {logits};
-  for (const auto& p : net->parameters()) results.push_back(p.grad());
-  for (const auto& b : net->buffers()) results.push_back(b.to(torch::kFloat));
-  return results;
-}
-
-// In bf16 (autocast: torch's bf16 convolutions, our norms) the step is as close to the fp32 step
-// as torch's bf16 step is: within 2x its error (+1e-3), result by result; and it is not torch's.
-TEST(BoardKernels, AResNetStepInBf16IsAsCloseToFp32AsTorchs) {
-  const auto fp32 = resnet_step(Kernels::TORCH, Precision::FP32);
-  const auto torch_bf16 = resnet_step(Kernels::TORCH, Precision::BF16);
-  const auto board_bf16 = resnet_step(Kernels::BOARD, Precision::BF16);
-  ASSERT_EQ(fp32.size(), board_bf16.size());
-  bool differs = false;
-  for (size_t i = 0; i < fp32.size(); ++i) {
-    const double ours = relative_error(board_bf16[i], fp32[i]), theirs = relative_error(torch_bf16[i], fp32[i]);
-    EXPECT_LT(ours, 2 * theirs + 1e-3) << "result " << i;
-    differs = differs || !torch::equal(board_bf16[i], torch_bf16[i]);
-  }
-  EXPECT_TRUE(differs) << "the board kernels did not run in bf16";
-}
-
 TEST(BoardKernels, AResNetStepMatchesTorchs) {
   const ModelConfig c = ModelConfig{}.resolved();
   auto run = [&](Kernels kernels) {

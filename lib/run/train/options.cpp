@@ -209,10 +209,9 @@ Rows sample_rows() {
 Rows run_rows() {
   return {
       R::choice(&TrainOptions::kernels, "--kernels", "", nn::KERNELS,
-                "resnet's 3x3 convolutions and batch norms on a CPU: torch's, or board (our own, same weights: "
-                "Winograd F(4x4,3x3) on the 8x8 board in fp32, norm + residual + ReLU in one node in fp32 and "
-                "bf16); auto: board on a CPU with AVX2 in fp32 or bf16, else torch; CUDA and bf16 convolutions "
-                "always run torch's"),
+                "resnet's 3x3 convolutions on a CPU in fp32: torch's, or board (Winograd F(4x4,3x3) on the "
+                "8x8 board, our own; same weights); auto: board on a CPU with AVX2 in fp32, else torch; CUDA "
+                "and bf16 always run torch's"),
       R::value(&TrainOptions::eval_every, "--eval-every", "", "Steps between validation rows in metrics.csv")
           .range(1, options::MAX_COUNT)
           .show_default(),
