@@ -7,10 +7,10 @@
 #     (tensorize --include-final);
 #   - problems: its 6,124 composed problems and studies (Loyd, Kubbel, Troicki, ...) as a FEN
 #     list (bench/problem_positions.py: the 6,010 orthodox, legal and distinct ones).
-# WORK (default /tmp/legalnet-people) keeps the package and the sets between runs.
+# WORK (default build/people) keeps the package and the sets between runs.
 set -euo pipefail
 model=${1:?usage: people_positions.sh MODEL [WORK]}
-work=${2:-/tmp/legalnet-people}
+work=${2:-${BUILD:-build}/people}
 bin=${BIN:-build/bin}
 python=${PYTHON:-$(sed -n 's/^LEGALNET_PYTHON:[A-Z]*=//p' "${BUILD:-build}/CMakeCache.txt" 2>/dev/null || true)}
 python=${python:-python3}
