@@ -12,9 +12,8 @@ set -euo pipefail
 model=${1:?usage: people_positions.sh MODEL [WORK]}
 work=${2:-${BUILD:-build}/people}
 bin=${BIN:-build/bin}
-python=${PYTHON:-$(sed -n 's/^LEGALNET_PYTHON:[A-Z]*=//p' "${BUILD:-build}/CMakeCache.txt" 2>/dev/null || true)}
-python=${python:-python3}
 here=$(cd "$(dirname "$0")" && pwd)
+python=${PYTHON:-$("$here/../scripts/python-env")/bin/python}
 mkdir -p "$work"
 puzzles=$work/pychess/usr/share/pychess/learn/puzzles
 if [[ ! -d $puzzles ]]; then

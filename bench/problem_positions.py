@@ -13,6 +13,7 @@ is allowed unless the position proves it is not), no en-passant square (allowed 
 proven). Positions python-chess does not accept as legal (`Board.status()`) and repeats are
 dropped, and the counts of each reason go to stderr.
 Usage: problem_positions.py FILE.olv... > problems.fen"""
+import collections
 import re
 import sys
 
@@ -24,17 +25,18 @@ HARMLESS_OPTIONS = {"setplay", "tries", "twins", "intended-solutions"}
 
 
 def documents(path):
+    """The lines of each YAML document of the file (documents are separated by `---`)."""
     with open(path, encoding="utf-8", errors="replace") as f:
-        doc, start = [], 1
-        for number, line in enumerate(f, 1):
+        doc = []
+        for line in f:
             if line.rstrip() == "---":
                 if doc:
-                    yield start, doc
-                doc, start = [], number
+                    yield doc
+                doc = []
             else:
                 doc.append(line.rstrip("\n"))
         if doc:
-            yield start, doc
+            yield doc
 
 
 def parse(doc):
@@ -99,24 +101,24 @@ def main(paths):
     if not paths or any(p in ("-h", "--help") for p in paths):
         print(__doc__, file=sys.stderr)
         return 2
-    seen, dropped = set(), {}
+    seen, dropped = set(), collections.Counter()
     for path in paths:
-        for line, doc in documents(path):
+        for doc in documents(path):
             fields = parse(doc)
             if fields is None:
-                dropped["no diagram or stipulation"] = dropped.get("no diagram or stipulation", 0) + 1
+                dropped["no diagram or stipulation"] += 1
                 continue
             white, black, stipulation, options = fields
             if any(o.split()[0] not in HARMLESS_OPTIONS for o in options):
-                dropped["fairy condition"] = dropped.get("fairy condition", 0) + 1
+                dropped["fairy condition"] += 1
                 continue
             board = board_of(white, black, stipulation)
             if isinstance(board, str):
-                dropped[board] = dropped.get(board, 0) + 1
+                dropped[board] += 1
                 continue
             fen = board.fen()
             if fen in seen:
-                dropped["repeat"] = dropped.get("repeat", 0) + 1
+                dropped["repeat"] += 1
                 continue
             seen.add(fen)
             print(fen)
