@@ -19,7 +19,7 @@ class PolicyNet;
 // Whether this CPU computes bf16 natively (avx512_bf16 or amx_bf16 in /proc/cpuinfo).
 bool cpu_has_native_bf16();
 
-// FP32, TF32 (CUDA only), BF16, or for AUTO: BF16 on a CUDA device and on a CPU with native
+// FP32, TF32 (CUDA only), BF16, or for AUTO: TF32 on a CUDA device, BF16 on a CPU with native
 // bf16, FP32 elsewhere. Throws legalnet::Error for TF32 on a CPU.
 Precision resolve_precision(Precision choice, const torch::Device& device);
 // The same by name (PRECISIONS); throws legalnet::Error for another name.

@@ -1,6 +1,6 @@
 // The --precision choices by name, without torch (the command line reads them): the arithmetic
 // a net's forward pass runs in (nn/precision.h runs it). AUTO is resolved per device before a
-// net runs: bf16 on CUDA and on CPUs with native bf16, fp32 elsewhere.
+// net runs: tf32 on CUDA, bf16 on CPUs with native bf16, fp32 elsewhere.
 #pragma once
 
 #include <array>

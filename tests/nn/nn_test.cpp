@@ -330,6 +330,8 @@ TEST(Precision, Bf16LogitsAreCloseToFp32AndTheChoiceIsChecked) {
   EXPECT_TRUE(torch::allclose(forward_logits(*net, b.planes, Precision::FP32), fp32, 1e-5, 1e-5));
   EXPECT_EQ(resolve_precision("fp32", torch::kCPU), Precision::FP32);
   EXPECT_EQ(resolve_precision("auto", torch::kCPU), cpu_has_native_bf16() ? Precision::BF16 : Precision::FP32);
+  // Resolved by the device's type alone, so this holds on a machine without a GPU.
+  EXPECT_EQ(resolve_precision("auto", torch::Device(torch::kCUDA)), Precision::TF32);
   try {
     resolve_precision("fp16", torch::kCPU);
     ADD_FAILURE();
