@@ -185,13 +185,12 @@ int main(int argc, char** argv) {
         t0 = Clock::now();
         cut = tower.detach().requires_grad_(true);
         const auto policy = model->policy(cut);
-        const auto logits =
-            policy.permute({0, 2, 3, 1}).reshape({batch, 64 * 64}).index_select(1, model->by_square.on(torch::kCPU));
+        // As ResNet::forward_gathered: the trained logits stay in the policy planes.
+        const PolicyNet::Gathered gathered{policy.permute({0, 2, 3, 1}).reshape({batch, 64 * 64}),
+                                           model->by_square.on(torch::kCPU)};
         p[2] = seconds_since(t0);
         t0 = Clock::now();
-        TrainedLogits trained{logits.to(torch::kFloat32), b.targets.index_select(1, moves),
-                              int64_t(4096 - moves.numel())};
-        loss = policy_loss(trained);
+        loss = gathered_loss(gathered, b.targets, moves);  // train's loss (nn::training_loss)
         p[3] = seconds_since(t0);
       }
       adam.zero_grad();

@@ -2,8 +2,10 @@
 //   - this machine's compute peak in fp32 and bf16 (the best of large matmuls and large
 //     convolutions), the ceiling of any training loop;
 //   - the same steps on batches already in memory (no data loading) in fp32 and in bf16
-//     autocast, each in the default and the channels-last layout, and once more with the loss
-//     computed on all 4096 logits instead of the trained ones (nn/loss.h);
+//     autocast, each in the default and the channels-last layout, with train's loss
+//     (nn::training_loss: one node on a CPU); in channels-last once more with the same loss
+//     composed of torch's ops (gather, cast, BCE), and in bf16 with the loss on all 4096
+//     logits instead of the trained ones (nn/loss.h);
 //   - the background loader over rows in memory and streamed from the file, in the
 //     precision train's --precision auto would pick, against the same steps on ready batches:
 //     the loaders' overhead.
@@ -145,15 +147,18 @@ int main(int argc, char** argv) {
     Precision precision;
     bool channels_last;
     enum { READY, MEMORY, STREAM } data;
-    bool loss_on_4096 = false;
+    // train's loss (nn::training_loss), the same from torch's ops, or BCE on all 4096 logits
+    enum Loss { TRAINED, TORCH_OPS, ON_4096 } loss = TRAINED;
   };
-  enum { FP32, FP32_CL, BF16, BF16_CL, BF16_CL_4096, MEMORY, STREAM };
+  enum { FP32, FP32_CL, BF16, BF16_CL, FP32_CL_OPS, BF16_CL_OPS, BF16_CL_4096, MEMORY, STREAM };
   const std::vector<Variant> cpu_variants = {
       {"fp32, ready batches", Precision::FP32, false, Variant::READY},
       {"fp32 channels-last, ready", Precision::FP32, true, Variant::READY},
       {"bf16, ready batches", Precision::BF16, false, Variant::READY},
       {"bf16 channels-last, ready", Precision::BF16, true, Variant::READY},
-      {"bf16 channels-last, loss on 4096", Precision::BF16, true, Variant::READY, true},
+      {"fp32 channels-last, torch's loss", Precision::FP32, true, Variant::READY, Variant::TORCH_OPS},
+      {"bf16 channels-last, torch's loss", Precision::BF16, true, Variant::READY, Variant::TORCH_OPS},
+      {"bf16 channels-last, loss on 4096", Precision::BF16, true, Variant::READY, Variant::ON_4096},
       {"auto (as train), memory loader", chosen, false, Variant::MEMORY},
       {"auto (as train), stream loader", chosen, false, Variant::STREAM},
   };
@@ -200,9 +205,11 @@ int main(int argc, char** argv) {
       loader = std::make_unique<BatchLoader>(std::make_unique<StreamBatches>(stream_options), 0, device);
     auto step = [&](int i) {
       Batch b = loader ? loader->next() : ready[size_t(i) % ready.size()];
-      auto loss = v.loss_on_4096
-                      ? torch::binary_cross_entropy_with_logits(forward_logits(*net, b.planes, v.precision), b.targets)
-                      : policy_loss(forward_trained_logits(*net, b.planes, b.targets, v.precision));
+      auto loss =
+          v.loss == Variant::ON_4096
+              ? torch::binary_cross_entropy_with_logits(forward_logits(*net, b.planes, v.precision), b.targets)
+          : v.loss == Variant::TORCH_OPS ? policy_loss(forward_trained_logits(*net, b.planes, b.targets, v.precision))
+                                         : training_loss(*net, b.planes, b.targets, v.precision);
       adam.zero_grad();
       loss.backward();
       adam.step();
@@ -297,9 +304,11 @@ int main(int argc, char** argv) {
   const double memory_work = seconds_per_batch(memory_source), stream_work = seconds_per_batch(stream_source);
   fmt::print(
       "  bf16 / fp32 (ready batches, channels-last): {:.2f}x; channels-last: {:.2f}x in fp32, {:.2f}x in bf16; the "
-      "trained logits' loss {:.2f}x the loss on 4096\n",
+      "trained logits' loss {:.2f}x the loss on 4096; train's loss node {:.2f}x torch's ops in fp32, {:.2f}x in "
+      "bf16\n",
       medians[BF16_CL] / medians[FP32_CL], medians[FP32_CL] / medians[FP32], medians[BF16_CL] / medians[BF16],
-      medians[BF16_CL] / medians[BF16_CL_4096]);
+      medians[BF16_CL_OPS] / medians[BF16_CL_4096], medians[FP32_CL] / medians[FP32_CL_OPS],
+      medians[BF16_CL] / medians[BF16_CL_OPS]);
   fmt::print(
       "  loaders ({}): overhead {:+.1f}% memory, {:+.1f}% stream; their work {:.2f} / {:.2f} ms a batch = "
       "{:.1f}% / {:.1f}% of a {:.1f} ms step\n",

@@ -1,9 +1,17 @@
 #include "nn/loss.h"
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "encode/encode.h"
+#include "nn/bce_rows.h"
 #include "nn/models.h"
+#include "util/error.h"
 
 namespace legalnet::nn {
 
@@ -24,6 +32,105 @@ torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduc
   auto sum = torch::binary_cross_entropy_with_logits(t.logits, t.targets, {}, {}, at::Reduction::Sum) + fixed_off_sum;
   if (reduction == at::Reduction::Sum) return sum;
   return sum / (double(rows) * double(encode::MOVE_INDICES));
+}
+
+namespace {
+
+// Sum over a batch of BCE(sigmoid(scores[:, columns]), targets[:, target_columns]), as one
+// autograd node: forward keeps each logit's sigmoid(z) - t (fp32 [B,K]), backward writes it,
+// times the incoming gradient, into a zero gradient of `scores` in the scores' dtype.
+class GatheredBce : public torch::autograd::Function<GatheredBce> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& scores,
+                               const torch::Tensor& columns, const torch::Tensor& targets,
+                               const torch::Tensor& target_columns) {
+    const int64_t rows = scores.size(0), width = scores.size(1), k = columns.numel();
+    const bool bf16 = scores.scalar_type() == at::kBFloat16;
+    auto gradient = torch::empty({rows, k}, torch::kFloat32);
+    std::vector<double> row_loss(size_t(rows), 0.0);
+    const BoardIsa isa = board_isa();
+    const char* scores_at = static_cast<const char*>(scores.data_ptr());
+    const size_t row_bytes = size_t(width) * scores.element_size();
+    const float* targets_at = targets.data_ptr<float>();
+    const int64_t* cols = columns.data_ptr<int64_t>();
+    const int64_t* target_cols = target_columns.data_ptr<int64_t>();
+    float* gradient_at = gradient.data_ptr<float>();
+    at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
+      std::vector<float> work(size_t(bce_row_work(k)));
+      for (int64_t r = begin; r < end; ++r) {
+        const BceRow row{.scores = scores_at + size_t(r) * row_bytes,
+                         .bf16 = bf16,
+                         .columns = cols,
+                         .targets = targets_at + r * targets.size(1),
+                         .target_columns = target_cols,
+                         .k = k};
+        row_loss[size_t(r)] = bce_row(isa, row, work.data(), gradient_at + r * k);
+      }
+    });
+    double sum = 0;
+    for (const double v : row_loss) sum += v;
+    ctx->save_for_backward({gradient, columns});
+    ctx->saved_data["width"] = width;
+    ctx->saved_data["dtype"] = scores.scalar_type();
+    return torch::scalar_tensor(sum, torch::kFloat32);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& gradient = saved[0];
+    const int64_t* cols = saved[1].data_ptr<int64_t>();
+    const int64_t rows = gradient.size(0), k = gradient.size(1), width = ctx->saved_data["width"].toInt();
+    const float scale = grads[0].item<float>();
+    const auto dtype = ctx->saved_data["dtype"].toScalarType();
+    auto out = torch::empty({rows, width}, torch::TensorOptions(dtype));
+    const float* g = gradient.data_ptr<float>();
+    auto fill = [&](auto* o) {
+      using T = std::remove_pointer_t<decltype(o)>;
+      at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          T* row = o + r * width;
+          std::fill(row, row + width, T(0.0f));
+          for (int64_t i = 0; i < k; ++i) row[cols[i]] = T(g[r * k + i] * scale);
+        }
+      });
+    };
+    if (dtype == at::kBFloat16)
+      fill(out.data_ptr<at::BFloat16>());
+    else
+      fill(out.data_ptr<float>());
+    return {out, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor training_loss(PolicyNet& net, const torch::Tensor& planes, const torch::Tensor& targets,
+                            Precision precision) {
+  if (!planes.device().is_cpu()) return policy_loss(forward_trained_logits(net, planes, targets, precision));
+  PolicyNet::Gathered g;
+  {
+    AutocastScope autocast(precision, planes.device());
+    g = net.forward_gathered(in_net_layout(net, planes));
+  }
+  return gathered_loss(g, targets, net.trained_moves(planes.device()));
+}
+
+torch::Tensor gathered_loss(const PolicyNet::Gathered& g, const torch::Tensor& targets, const torch::Tensor& moves) {
+  const int64_t rows = g.scores.size(0), fixed_off = encode::MOVE_INDICES - moves.numel();
+  const auto type = g.scores.scalar_type();
+  if (!g.scores.device().is_cpu() || (type != at::kFloat && type != at::kBFloat16) || !g.scores.is_contiguous() ||
+      g.columns.size(0) != moves.numel())
+    throw Error("gathered_loss: the net's trained logits are not fp32 or bf16 rows of " +
+                std::to_string(moves.numel()) + " columns");
+  // The columns are the model's own tables; checked once against the widths they index.
+  if (g.columns.min().item<int64_t>() < 0 || g.columns.max().item<int64_t>() >= g.scores.size(1) ||
+      targets.size(0) != rows || targets.size(1) != encode::MOVE_INDICES)
+    throw Error("gathered_loss: the logits' columns or the targets do not match the net's scores");
+  const auto sum = GatheredBce::apply(g.scores, g.columns.contiguous(), targets.to(torch::kFloat32).contiguous(),
+                                      moves.contiguous());
+  const double fixed_off_sum = double(rows) * double(fixed_off) * std::log1p(std::exp(double(FIXED_OFF_LOGIT)));
+  return (sum + fixed_off_sum) / (double(rows) * double(encode::MOVE_INDICES));
 }
 
 }  // namespace legalnet::nn

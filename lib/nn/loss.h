@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include "nn/models.h"
 #include "nn/precision.h"
 
 namespace legalnet::nn {
@@ -27,5 +28,21 @@ TrainedLogits forward_trained_logits(PolicyNet& net, const torch::Tensor& planes
 
 // The BCE over all B x 4096 indices: summed (Reduction::Sum) or averaged (Reduction::Mean).
 torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduction = at::Reduction::Mean);
+
+// A training step's loss, ready for backward: policy_loss(forward_trained_logits(...)) to float
+// rounding. On a CPU the trained logits are read where the forward pass wrote them
+// (PolicyNet::forward_gathered, fp32 or bf16) and one node computes the loss and their
+// gradient (nn/bce_rows.h), in place of the gather, the cast, torch's BCE and their backward
+// scatter (about 10 of torch's nodes, 4-5 ms of the default's 50 ms bf16 step on 2 Zen 4
+// cores; docs/benchmarks.md). Each row's loss is summed in double and the rows in order: the
+// same value for any thread count. On CUDA: the composition of torch's ops.
+torch::Tensor training_loss(PolicyNet& net, const torch::Tensor& planes, const torch::Tensor& targets,
+                            Precision precision);
+
+// Its CPU half, after the forward pass: the mean BCE of the gathered logits (fp32 or bf16, on
+// the CPU) against the targets (float [B,4096]) at the trained move indices `moves`
+// (PolicyNet::trained_moves). Throws legalnet::Error for logits it cannot read.
+torch::Tensor gathered_loss(const PolicyNet::Gathered& gathered, const torch::Tensor& targets,
+                            const torch::Tensor& moves);
 
 }  // namespace legalnet::nn

@@ -50,6 +50,11 @@ PolicyNet::PolicyNet() {
 
 void PolicyNet::train_geometric_moves_only() { trained_moves_ = DeviceIndex(geometric_indices()); }
 
+PolicyNet::Gathered PolicyNet::forward_gathered(torch::Tensor planes) {
+  auto logits = forward_trained(planes).contiguous();
+  return {logits, torch::arange(logits.size(1), torch::TensorOptions(torch::kLong).device(logits.device()))};
+}
+
 void PolicyNet::use_channels_last() {
   torch::NoGradGuard no_grad;
   for (auto& p : parameters())
@@ -236,11 +241,16 @@ void ResNetImpl::use_kernels(Kernels k) {
 torch::Tensor ResNetImpl::forward(torch::Tensor planes) { return head(policy_planes(planes).flatten(1)); }
 
 torch::Tensor ResNetImpl::forward_trained(torch::Tensor planes) {
+  const Gathered g = forward_gathered(planes);
+  return g.scores.index_select(1, g.columns);
+}
+
+PolicyNet::Gathered ResNetImpl::forward_gathered(torch::Tensor planes) {
   const auto p = policy_planes(planes);
   const int64_t batch = p.size(0);
   if (!p.is_contiguous() && p.is_contiguous(torch::MemoryFormat::ChannelsLast))
-    return p.permute({0, 2, 3, 1}).reshape({batch, 64 * 64}).index_select(1, by_square.on(p.device()));
-  return p.reshape({batch, 64 * 64}).index_select(1, by_type.on(p.device()));
+    return {p.permute({0, 2, 3, 1}).reshape({batch, 64 * 64}), by_square.on(p.device())};
+  return {p.reshape({batch, 64 * 64}), by_type.on(p.device())};
 }
 
 EncoderLayerImpl::EncoderLayerImpl(int width, int heads_, int feed_forward) : heads(heads_) {
@@ -292,8 +302,13 @@ torch::Tensor AttentionNetImpl::forward(torch::Tensor planes) {
 }
 
 torch::Tensor AttentionNetImpl::forward_trained(torch::Tensor planes) {
+  const Gathered g = forward_gathered(planes);
+  return g.scores.index_select(1, g.columns);
+}
+
+PolicyNet::Gathered AttentionNetImpl::forward_gathered(torch::Tensor planes) {
   const auto scores = move_scores(planes);
-  return scores.index_select(1, trained_moves(scores.device()));
+  return {scores, trained_moves(scores.device())};
 }
 
 // The factories of MODEL_SPECS (nn/model_config.cpp).

@@ -35,6 +35,14 @@ class PolicyNet : public torch::nn::Module {
   // Training scores these alone (nn/loss.h): with K = 1792 the loss does 2.3x less work and
   // skips the scatter into 4096 columns and its backward.
   virtual torch::Tensor forward_trained(torch::Tensor planes) { return forward(planes); }
+  // The trained logits where the forward pass leaves them: forward_trained(planes) is
+  // scores.index_select(1, columns), scores [B,N] contiguous in the pass's dtype, columns
+  // int64 [K]. The training loss reads them in place (nn/loss.h: no gather, cast or scatter).
+  // Default: the trained logits themselves, columns 0..K-1.
+  struct Gathered {
+    torch::Tensor scores, columns;
+  };
+  virtual Gathered forward_gathered(torch::Tensor planes);
   // The move index of each trained logit (int64 [K], on `device`): the geometric moves in
   // order, or all 4096 for a model with a full-width head.
   const torch::Tensor& trained_moves(const torch::Device& device) { return trained_moves_.on(device); }
@@ -129,6 +137,7 @@ struct ResNetImpl : PolicyNet {
   explicit ResNetImpl(const ModelConfig& c);
   torch::Tensor forward(torch::Tensor planes) override;
   torch::Tensor forward_trained(torch::Tensor planes) override;
+  Gathered forward_gathered(torch::Tensor planes) override;
   // The policy planes [B,64 move types,8,8] (in the layout of the weights).
   torch::Tensor policy_planes(torch::Tensor planes);
   // The stem: its convolution, norm and ReLU [B,channels,8,8].
@@ -166,6 +175,7 @@ struct AttentionNetImpl : PolicyNet {
   explicit AttentionNetImpl(const ModelConfig& c);
   torch::Tensor forward(torch::Tensor planes) override;
   torch::Tensor forward_trained(torch::Tensor planes) override;
+  Gathered forward_gathered(torch::Tensor planes) override;
   // The (from, to) scores plus the move bias, [B,4096], before the impossible ones are fixed off.
   torch::Tensor move_scores(torch::Tensor planes);
   torch::nn::Linear embed{nullptr}, query{nullptr}, key{nullptr};

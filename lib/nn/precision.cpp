@@ -70,12 +70,16 @@ void choose_memory_format(PolicyNet& net) {
     }
 }
 
+torch::Tensor in_net_layout(const PolicyNet& net, const torch::Tensor& planes) {
+  return net.channels_last() ? planes.contiguous(torch::MemoryFormat::ChannelsLast) : planes;
+}
+
 torch::Tensor forward_logits_of(PolicyNet& net, const torch::Tensor& planes, Precision precision,
                                 torch::Tensor (PolicyNet::*forward)(torch::Tensor)) {
   torch::Tensor logits;
   {
     AutocastScope autocast(precision, planes.device());
-    logits = (net.*forward)(net.channels_last() ? planes.contiguous(torch::MemoryFormat::ChannelsLast) : planes);
+    logits = (net.*forward)(in_net_layout(net, planes));
   }
   return logits.to(torch::kFloat32);
 }

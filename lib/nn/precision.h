@@ -48,6 +48,10 @@ class AutocastScope {
 // docs/benchmarks.md); nothing for a net without.
 void choose_memory_format(PolicyNet& net);
 
+// `planes` in the memory layout the net's forward pass takes (channels-last for a net that
+// keeps its convolutions so).
+torch::Tensor in_net_layout(const PolicyNet& net, const torch::Tensor& planes);
+
 // The net's logits for `planes` computed in `precision`, returned as fp32 (the loss and the
 // probabilities are always computed in fp32).
 torch::Tensor forward_logits(PolicyNet& net, const torch::Tensor& planes, Precision precision);

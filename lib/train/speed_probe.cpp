@@ -66,7 +66,7 @@ SpeedProbe probe_training_speed(const nn::ModelConfig& config, int batch_size, n
   torch::optim::Adam optimizer(net->parameters(), torch::optim::AdamOptions(1e-4));
   const auto [x, y] = synthetic_batch(config, batch_size, device);
   auto step = [&] {
-    torch::Tensor loss = nn::policy_loss(nn::forward_trained_logits(*net, x, y, precision));
+    torch::Tensor loss = nn::training_loss(*net, x, y, precision);
     optimizer.zero_grad();
     loss.backward();
     torch::nn::utils::clip_grad_norm_(net->parameters(), 1.0);

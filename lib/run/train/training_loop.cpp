@@ -40,8 +40,7 @@ TrainingLoop::Next TrainingLoop::next() {
 // The batch's loss, its gradients computed; torch's errors as one line (out of memory: what to try).
 torch::Tensor TrainingLoop::step_loss(const train::Batch& batch) {
   try {
-    torch::Tensor loss =
-        nn::policy_loss(nn::forward_trained_logits(run_.net, batch.planes, batch.targets, run_.precision));
+    torch::Tensor loss = nn::training_loss(run_.net, batch.planes, batch.targets, run_.precision);
     run_.optimizer.zero_grad();
     loss.backward();
     return loss;

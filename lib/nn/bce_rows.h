@@ -1,0 +1,36 @@
+// Binary cross-entropy with logits, one batch row at a time, for the training loss on a CPU
+// (nn/loss.cpp): the logits are read where the net wrote them (a row of its policy output,
+// float or bf16, at given columns) and the targets at the trained move indices, so the loss
+// needs no gather, no cast and no scatter of its own; one vectorised pass gives each row's loss
+// and the gradient of each logit. No torch.
+#pragma once
+
+#include <cstdint>
+
+#include "nn/tile_gemm.h"
+
+namespace legalnet::nn {
+
+// One row's inputs. Logit k is scores[columns[k]] (scores[k] without columns), its target
+// targets[target_columns[k]] (targets[k] without target_columns); both column lists hold
+// indices the caller has checked against the rows' widths.
+struct BceRow {
+  const void* scores;  // float, or bf16 (the upper 16 bits of a float) when bf16
+  bool bf16 = false;
+  const int64_t* columns = nullptr;
+  const float* targets;
+  const int64_t* target_columns = nullptr;
+  int64_t k;  // logits in the row
+};
+
+// The floats bce_row's `work` needs for k logits.
+int64_t bce_row_work(int64_t k);
+
+// sum_k softplus(z) - t z (= BCE(sigmoid(z), t)) over the row, and gradient[k] = sigmoid(z) - t
+// (when gradient is not null). softplus and sigmoid come from one exp(-|z|) (a polynomial, as
+// Cephes' expf) and log1p from its series, within a few float roundings of std::log1p and
+// std::exp; the sum is kept in double every 16 vectors. A logit that is not finite makes the
+// row's loss NaN (train stops on it). The same result for every `isa` up to float rounding.
+double bce_row(BoardIsa isa, const BceRow& row, float* work, float* gradient);
+
+}  // namespace legalnet::nn
