@@ -117,14 +117,20 @@ torch::Tensor training_loss(PolicyNet& net, const torch::Tensor& planes, const t
 }
 
 torch::Tensor gathered_loss(const PolicyNet::Gathered& g, const torch::Tensor& targets, const torch::Tensor& moves) {
+  if (g.scores.dim() != 2 || g.columns.dim() != 1 || moves.dim() != 1)
+    throw Error("gathered_loss: expected logits [B,N] and column lists [K]");
   const int64_t rows = g.scores.size(0), fixed_off = encode::MOVE_INDICES - moves.numel();
   const auto type = g.scores.scalar_type();
   if (!g.scores.device().is_cpu() || (type != at::kFloat && type != at::kBFloat16) || !g.scores.is_contiguous() ||
       g.columns.size(0) != moves.numel())
     throw Error("gathered_loss: the net's trained logits are not fp32 or bf16 rows of " +
                 std::to_string(moves.numel()) + " columns");
-  // The columns are the model's own tables; checked once against the widths they index.
-  if (g.columns.min().item<int64_t>() < 0 || g.columns.max().item<int64_t>() >= g.scores.size(1) ||
+  // The columns are the model's own tables, checked on every call against the widths they index
+  // (four reductions over 1,792 indices) before the node reads through them.
+  auto within = [](const torch::Tensor& index, int64_t width) {
+    return index.numel() == 0 || (index.min().item<int64_t>() >= 0 && index.max().item<int64_t>() < width);
+  };
+  if (!within(g.columns, g.scores.size(1)) || !within(moves, encode::MOVE_INDICES) || targets.dim() != 2 ||
       targets.size(0) != rows || targets.size(1) != encode::MOVE_INDICES)
     throw Error("gathered_loss: the logits' columns or the targets do not match the net's scores");
   const auto sum = GatheredBce::apply(g.scores, g.columns.contiguous(), targets.to(torch::kFloat32).contiguous(),

@@ -186,6 +186,10 @@ TEST(TrainingLoss, RefusesLogitsItCannotRead) {
   // fp64 logits, and columns past the scores' width
   EXPECT_THROW(gathered_loss({torch::zeros({2, 4}, torch::kDouble), moves}, targets, moves), Error);
   EXPECT_THROW(gathered_loss({torch::zeros({2, 4}), moves + 1}, targets, moves), Error);
+  // target columns past the 4096 move indices, targets of another width, 1-d logits
+  EXPECT_THROW(gathered_loss({torch::zeros({2, 4}), moves}, targets, moves + 4093), Error);
+  EXPECT_THROW(gathered_loss({torch::zeros({2, 4}), moves}, torch::zeros({2, 64}), moves), Error);
+  EXPECT_THROW(gathered_loss({torch::zeros({8}), moves}, targets, moves), Error);
   EXPECT_NO_THROW(gathered_loss({torch::zeros({2, 4}), moves}, targets, moves));
 }
 
