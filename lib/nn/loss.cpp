@@ -25,13 +25,23 @@ TrainedLogits forward_trained_logits(PolicyNet& net, const torch::Tensor& planes
   return t;
 }
 
-torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduction) {
-  const int64_t rows = t.logits.size(0);
-  // Each fixed-off index: target 0, so its BCE is log(1 + e^FIXED_OFF_LOGIT).
-  const double fixed_off_sum = double(rows) * double(t.fixed_off) * std::log1p(std::exp(double(FIXED_OFF_LOGIT)));
-  auto sum = torch::binary_cross_entropy_with_logits(t.logits, t.targets, {}, {}, at::Reduction::Sum) + fixed_off_sum;
+namespace {
+
+// The BCE over all rows x 4096 indices from the sum over the trained logits: each fixed-off
+// index has target 0, so its BCE is log(1 + e^FIXED_OFF_LOGIT).
+torch::Tensor over_all_indices(const torch::Tensor& trained_sum, int64_t rows, int64_t fixed_off,
+                               at::Reduction::Reduction reduction) {
+  const double fixed_off_sum = double(rows) * double(fixed_off) * std::log1p(std::exp(double(FIXED_OFF_LOGIT)));
+  const auto sum = trained_sum + fixed_off_sum;
   if (reduction == at::Reduction::Sum) return sum;
   return sum / (double(rows) * double(encode::MOVE_INDICES));
+}
+
+}  // namespace
+
+torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduction) {
+  return over_all_indices(torch::binary_cross_entropy_with_logits(t.logits, t.targets, {}, {}, at::Reduction::Sum),
+                          t.logits.size(0), t.fixed_off, reduction);
 }
 
 namespace {
@@ -135,8 +145,7 @@ torch::Tensor gathered_loss(const PolicyNet::Gathered& g, const torch::Tensor& t
     throw Error("gathered_loss: the logits' columns or the targets do not match the net's scores");
   const auto sum = GatheredBce::apply(g.scores, g.columns.contiguous(), targets.to(torch::kFloat32).contiguous(),
                                       moves.contiguous());
-  const double fixed_off_sum = double(rows) * double(fixed_off) * std::log1p(std::exp(double(FIXED_OFF_LOGIT)));
-  return (sum + fixed_off_sum) / (double(rows) * double(encode::MOVE_INDICES));
+  return over_all_indices(sum, rows, fixed_off, at::Reduction::Mean);
 }
 
 }  // namespace legalnet::nn
