@@ -118,14 +118,14 @@ double bce_row(BoardIsa isa, const BceRow& row, float* work, float* gradient) {
   if (row.bf16) {
     const auto* bits = static_cast<const uint16_t*>(row.scores);
     for (int64_t i = 0; i < row.k; ++i) {
-      const uint32_t wide = uint32_t(bits[row.columns ? row.columns[i] : i]) << 16;
+      const uint32_t wide = uint32_t(bits[row.columns[i]]) << 16;
       std::memcpy(z + i, &wide, sizeof wide);
     }
   } else {
     const auto* values = static_cast<const float*>(row.scores);
-    for (int64_t i = 0; i < row.k; ++i) z[i] = values[row.columns ? row.columns[i] : i];
+    for (int64_t i = 0; i < row.k; ++i) z[i] = values[row.columns[i]];
   }
-  for (int64_t i = 0; i < row.k; ++i) t[i] = row.targets[row.target_columns ? row.target_columns[i] : i];
+  for (int64_t i = 0; i < row.k; ++i) t[i] = row.targets[row.target_columns[i]];
   // The tail up to a whole vector: logits so negative that they add 1e-38 each, targets 0.
   for (int64_t i = row.k; i < padded; ++i) {
     z[i] = -1e30f;

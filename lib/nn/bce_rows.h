@@ -11,15 +11,14 @@
 
 namespace legalnet::nn {
 
-// One row's inputs. Logit k is scores[columns[k]] (scores[k] without columns), its target
-// targets[target_columns[k]] (targets[k] without target_columns); both column lists hold
-// indices the caller has checked against the rows' widths.
+// One row's inputs. Logit k is scores[columns[k]], its target targets[target_columns[k]]; both
+// column lists hold indices the caller has checked against the rows' widths.
 struct BceRow {
   const void* scores;  // float, or bf16 (the upper 16 bits of a float) when bf16
   bool bf16 = false;
-  const int64_t* columns = nullptr;
+  const int64_t* columns;
   const float* targets;
-  const int64_t* target_columns = nullptr;
+  const int64_t* target_columns;
   int64_t k;  // logits in the row
 };
 
