@@ -185,9 +185,7 @@ int main(int argc, char** argv) {
         t0 = Clock::now();
         cut = tower.detach().requires_grad_(true);
         const auto policy = model->policy(cut);
-        // As ResNet::forward_gathered: the trained logits stay in the policy planes.
-        const PolicyNet::Gathered gathered{policy.permute({0, 2, 3, 1}).reshape({batch, 64 * 64}),
-                                           model->by_square.on(torch::kCPU)};
+        const PolicyNet::Gathered gathered = model->gather_policy(policy);
         p[2] = seconds_since(t0);
         t0 = Clock::now();
         loss = gathered_loss(gathered, b.targets, moves);  // train's loss (nn::training_loss)

@@ -245,8 +245,9 @@ torch::Tensor ResNetImpl::forward_trained(torch::Tensor planes) {
   return g.scores.index_select(1, g.columns);
 }
 
-PolicyNet::Gathered ResNetImpl::forward_gathered(torch::Tensor planes) {
-  const auto p = policy_planes(planes);
+PolicyNet::Gathered ResNetImpl::forward_gathered(torch::Tensor planes) { return gather_policy(policy_planes(planes)); }
+
+PolicyNet::Gathered ResNetImpl::gather_policy(const torch::Tensor& p) {
   const int64_t batch = p.size(0);
   if (!p.is_contiguous() && p.is_contiguous(torch::MemoryFormat::ChannelsLast))
     return {p.permute({0, 2, 3, 1}).reshape({batch, 64 * 64}), by_square.on(p.device())};

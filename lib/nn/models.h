@@ -138,6 +138,8 @@ struct ResNetImpl : PolicyNet {
   torch::Tensor forward(torch::Tensor planes) override;
   torch::Tensor forward_trained(torch::Tensor planes) override;
   Gathered forward_gathered(torch::Tensor planes) override;
+  // The trained logits within the policy planes (forward_gathered after the head).
+  Gathered gather_policy(const torch::Tensor& policy_planes);
   // The policy planes [B,64 move types,8,8] (in the layout of the weights).
   torch::Tensor policy_planes(torch::Tensor planes);
   // The stem: its convolution, norm and ReLU [B,channels,8,8].
