@@ -47,16 +47,13 @@ def load_json(text, max_bytes=MAX_JSON_BYTES, max_depth=MAX_JSON_DEPTH):
 
 def printable(text, max_chars=200):
     """``text`` with every control character (below 0x20, 0x7F, U+0080..U+009F) and every byte
-    that was not UTF-8 (a surrogate escape, or a lone surrogate) written as \\xNN, cut after
-    ``max_chars`` (ending "..."): util/text.h's printable()."""
+    that was not UTF-8 (a surrogate escape, or a lone surrogate) written as \\xNN, cut to at
+    most ``max_chars`` between two pieces (ending "..."): util/text.h's printable()."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "surrogateescape")
     out = []
     size = 0
     for c in str(text):
-        if size >= max_chars:
-            out.append("...")
-            break
         o = ord(c)
         if 0xDC80 <= o <= 0xDCFF:  # a byte that was not UTF-8 (os.fsdecode, sys.argv)
             piece = f"\\x{o - 0xDC00:02x}"
@@ -66,6 +63,9 @@ def printable(text, max_chars=200):
             piece = f"\\x{o:02x}"
         else:
             piece = c
+        if size + len(piece) > max_chars:  # cut between pieces, never inside an escape
+            out.append("...")
+            break
         out.append(piece)
         size += len(piece)
     return "".join(out)

@@ -270,12 +270,15 @@ TEST(PgnReader, TagLinesInsideClosedCommentsAndNulBytesReadAsPythonChessReadsThe
   const std::string corpus = std::string(LEGALNET_TEST_SOURCE_DIR) + "/pgn/corpus/";
   const std::vector<std::string> files = {
       corpus + "tag_lines_inside_comments.pgn",
-      write_fixture("comment.pgn", "[Event \"a\"]\n\n1. e4 {a comment\n[Event \"looks like a tag\"]\n} e5 2. Nf3 *\n\n"
-                                   "[Event \"b\"]\n\n1. d4 *\n"),
-      write_fixture("variation.pgn", "[Event \"a\"]\n\n1. e4 (1. d4 d5\n[Event \"x\"]\n2. c4) e5 2. Nf3 *\n\n"
-                                     "[Event \"b\"]\n\n1. d4 *\n"),
-      write_fixture("nul_between.pgn", "[Event \"a\"]\n\n1. e4 e5 *\n\n\0\n[Event \"b\"]\n\n1. d4 d5 *\n\n"
-                                       "[Event \"c\"]\n\n1. c4 *\n"s),
+      write_fixture("comment.pgn",
+                    "[Event \"a\"]\n\n1. e4 {a comment\n[Event \"looks like a tag\"]\n} e5 2. Nf3 *\n\n"
+                    "[Event \"b\"]\n\n1. d4 *\n"),
+      write_fixture("variation.pgn",
+                    "[Event \"a\"]\n\n1. e4 (1. d4 d5\n[Event \"x\"]\n2. c4) e5 2. Nf3 *\n\n"
+                    "[Event \"b\"]\n\n1. d4 *\n"),
+      write_fixture("nul_between.pgn",
+                    "[Event \"a\"]\n\n1. e4 e5 *\n\n\0\n[Event \"b\"]\n\n1. d4 d5 *\n\n"
+                    "[Event \"c\"]\n\n1. c4 *\n"s),
       write_fixture("nul_in_moves.pgn", "[Event \"a\"]\n\n1. e4 e5 \0 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 d5\0*\n"s),
       write_fixture("braces_in_tags.pgn",
                     "[Event \"a\"]\n\n1. e4 {\n[Annotator \"x (y)\"]\n[Event \"z\"]\n\n1. d4 *\n} e5 *\n\n"
@@ -286,8 +289,8 @@ TEST(PgnReader, TagLinesInsideClosedCommentsAndNulBytesReadAsPythonChessReadsThe
     std::string ours;
     for (const PgnGame& game : read_all(path))
       if (replay_pgn_game(game).error.empty() && !game.sans.empty()) ours += uci_line(game) + "\n";
-    const std::string theirs =
-        test::run_command(test::python_path() + " " + LEGALNET_TEST_SOURCE_DIR + "/pgn/python_chess_games.py '" + path + "'");
+    const std::string theirs = test::run_command(test::python_path() + " " + LEGALNET_TEST_SOURCE_DIR +
+                                                 "/pgn/python_chess_games.py '" + path + "'");
     EXPECT_EQ(ours, theirs);
   }
 }
@@ -299,9 +302,23 @@ TEST(Printable, EscapesControlsAndBadBytesKeepsUtf8) {
   EXPECT_EQ(printable("\x1b]0;title\x07\x1b[2J"), "\\x1b]0;title\\x07\\x1b[2J");
   EXPECT_EQ(printable("a\0b\tc\r\n\x7f"s), "a\\x00b\\x09c\\x0d\\x0a\\x7f");
   EXPECT_EQ(printable("Caf\xC3\xA9 \xE2\x99\x94 \xF0\x9F\x98\x80"), "Caf\xC3\xA9 \xE2\x99\x94 \xF0\x9F\x98\x80");
-  EXPECT_EQ(printable("\xC2\x9B" "2J \x9B \xC3 \xE0\x80\xAF \xED\xA0\x80"),
+  EXPECT_EQ(printable("\xC2\x9B"
+                      "2J \x9B \xC3 \xE0\x80\xAF \xED\xA0\x80"),
             "\\xc2\\x9b2J \\x9b \\xc3 \\xe0\\x80\\xaf \\xed\\xa0\\x80");
   EXPECT_EQ(printable(std::string(500, 'a'), 10), "aaaaaaaaaa...");
+  EXPECT_EQ(printable(std::string(10, 'a'), 10), "aaaaaaaaaa");
+  // The cut falls between pieces: an escape or a character that would pass the limit is left
+  // out whole (the fuzzer found a 206-byte excerpt of a 200-byte limit when it did not).
+  EXPECT_EQ(printable("aaaaaaaa\x7f\x7f", 10), "aaaaaaaa...");
+  EXPECT_EQ(printable("aaaaaaaa\xF0\x9F\x98\x80", 10), "aaaaaaaa...");
+  EXPECT_EQ(printable("aaaaaa\x7f", 10), "aaaaaa\\x7f");
+  for (size_t limit = 0; limit < 12; ++limit)
+    for (const char* text : {"\x7f\x01\x02\x03", "\xE2\x99\x94\xE2\x99\x94\xE2\x99\x94\xE2\x99\x94",
+                             "ab\x7f\xE2\x99\x94"
+                             "cd\x9b"}) {
+      const std::string out = printable(text, limit);
+      EXPECT_LE(out.size(), limit + 3) << limit << ' ' << out;
+    }
   const auto games = read_all(write_fixture("variant.pgn", "[Variant \"\x1b]0;owned\x07\"]\n\n1. e4 *\n"));
   ASSERT_EQ(games.size(), 1u);
   EXPECT_EQ(replay_pgn_game(games[0]).skip_reason, "variant \\x1b]0;owned\\x07");

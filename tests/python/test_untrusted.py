@@ -45,6 +45,10 @@ class Printable(unittest.TestCase):
         self.assertEqual(printable("x\ud800"), "x\\xed\\xa0\\x80")
         self.assertEqual(printable(b"\xfe"), "\\xfe")
         self.assertEqual(printable("a" * 300), "a" * 200 + "...")
+        self.assertEqual(printable("a" * 200), "a" * 200)
+        # cut between pieces: an escape that would pass the limit is left out whole
+        self.assertEqual(printable("a" * 198 + "\x7f\x7f"), "a" * 198 + "...")
+        self.assertEqual(printable("a" * 196 + "\x7f"), "a" * 196 + "\\x7f")
 
 
 if __name__ == "__main__":
