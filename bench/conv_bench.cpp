@@ -2,7 +2,9 @@
 // forward alone and forward + backward (input and weight gradients), in turns over several
 // rounds; the median of each, its effective rate (the direct convolution's FLOPs per second)
 // and the ratio (issue 32). The instruction set of the board kernels is printed; with
-// ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 both imitate an AVX2-only CPU.
+// ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 both imitate an AVX2-only CPU. On a CPU
+// with AVX512-BF16, also the bf16 convolution forward + backward, torch's against the board
+// kernels' (torch's forward and input gradient, our weight gradient: board_conv3x3_bf16).
 // Usage: legalnet_conv_bench [BATCH=256] [CHANNELS_IN=32] [CHANNELS_OUT=32] [THREADS=0] [ROUNDS=5] [TILE=4]
 #include <fmt/core.h>
 
@@ -59,8 +61,15 @@ int main(int argc, char** argv) {
   const auto gy = torch::randn({batch, k, 8, 8}).contiguous(cl);
   auto torch_conv = [&] { return torch::conv2d(x, w, {}, 1, 1); };
   auto board_conv = [&] { return board_conv3x3(x, w, tile); };
-  std::vector<double> t[4];
+  const auto xb = x.detach().to(torch::kBFloat16).contiguous(cl).requires_grad_(true);
+  const auto gyb = gy.to(torch::kBFloat16);
+  const bool bf16 = board_conv_bf16_applies(xb, w);
+  std::vector<double> t[6];
   for (int r = 0; r < rounds; ++r) {
+    if (bf16) {
+      t[4].push_back(time_of([&] { torch::autograd::backward({torch::conv2d(xb, w.to(torch::kBFloat16), {}, 1, 1)}, {gyb}); }));
+      t[5].push_back(time_of([&] { torch::autograd::backward({board_conv3x3_bf16(xb, w)}, {gyb}); }));
+    }
     {
       torch::NoGradGuard no_grad;
       t[0].push_back(time_of(torch_conv));
@@ -76,8 +85,8 @@ int main(int argc, char** argv) {
              cpu.empty() ? "unknown CPU" : cpu, at::get_num_threads(),
              onednn ? fmt::format(", ONEDNN_MAX_CPU_ISA={}", onednn) : "", board_isa_name(board_isa()), int(tile),
              int(tile), batch, c, k, rounds);
-  const char* what[2] = {"forward", "forward + backward"};
-  for (int i = 0; i < 2; ++i) {
+  const char* what[3] = {"forward", "forward + backward", "bf16 fwd + backward"};
+  for (int i = 0; i < (bf16 ? 3 : 2); ++i) {
     const double a = median(t[2 * i]), b = median(t[2 * i + 1]), f = flop * (i == 0 ? 1 : 3);
     fmt::print("  {:<20} torch {:8.3f} ms ({:6.1f} GFLOP/s)   board {:8.3f} ms ({:6.1f} GFLOP/s)   {:.2f}x\n",
                what[i], a * 1e3, f / a / 1e9, b * 1e3, f / b / 1e9, a / b);

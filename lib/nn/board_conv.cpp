@@ -11,6 +11,7 @@
 // changes with AVX, which does not matter for functions that are always inlined.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+#include "nn/board_wgrad_bf16.h"
 #include "nn/tile_gemm.h"
 #include "nn/winograd_tiles.h"
 
@@ -271,7 +272,79 @@ struct BoardConvFunction : torch::autograd::Function<BoardConvFunction> {
   }
 };
 
+// The weight gradient of a bf16 convolution (nn/board_wgrad_bf16.h): x [B,C,8,8] and the output
+// gradient gy [B,K,8,8], both bf16 channels-last; the result is bf16 [K,C,3,3] in channels-last
+// strides (the memory is [K][3][3][C]). Each segment of board pairs is interleaved and summed by
+// one thread, and the segments' sums are added in order: the same bytes for any thread count.
+torch::Tensor bf16_weight_gradient(const torch::Tensor& x, const torch::Tensor& gy) {
+  const Bf16WgradProblem p{reinterpret_cast<const uint16_t*>(x.data_ptr<at::BFloat16>()),
+                           reinterpret_cast<const uint16_t*>(gy.data_ptr<at::BFloat16>()), x.size(0), x.size(1),
+                           gy.size(1)};
+  // Every word of the three buffers is written before it is read (no zero fill: 3 MB a call).
+  const std::unique_ptr<uint32_t[]> x_pairs(new uint32_t[size_t(p.x_pairs_words())]),
+      g_pairs(new uint32_t[size_t(p.g_pairs_words())]);
+  const std::unique_ptr<float[]> sums(new float[size_t(p.segments() * p.weight_floats())]);
+  const bool avx512 = cpu_has_avx512_bf16();
+  at::parallel_for(0, p.segments(), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t s = begin; s < end; ++s) {
+      interleave_board_pairs(p, s * WGRAD_SEGMENT_PAIRS, std::min(p.pairs(), (s + 1) * WGRAD_SEGMENT_PAIRS),
+                             x_pairs.get(), g_pairs.get());
+      segment_weight_grad(p, s, x_pairs.get(), g_pairs.get(), sums.get() + s * p.weight_floats(), avx512);
+    }
+  });
+  auto dw = torch::empty({p.outputs, 3, 3, p.channels});
+  float* out = dw.data_ptr<float>();
+  at::parallel_for(0, p.weight_floats(), 1024, [&](int64_t begin, int64_t end) {
+    std::copy(sums.get() + begin, sums.get() + end, out + begin);
+    for (int64_t s = 1; s < p.segments(); ++s) {
+      const float* part = sums.get() + s * p.weight_floats();
+      for (int64_t i = begin; i < end; ++i) out[i] += part[i];
+    }
+  });
+  return dw.permute({0, 3, 1, 2}).to(torch::kBFloat16);
+}
+
+// A bf16 3x3 convolution whose forward and input gradient are torch's (oneDNN's, 420-450 GFLOP/s
+// on 2 Zen 4 cores) and whose weight gradient is bf16_weight_gradient.
+struct Bf16ConvFunction : torch::autograd::Function<Bf16ConvFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight) {
+    const auto xc = x.contiguous(torch::MemoryFormat::ChannelsLast);
+    ctx->save_for_backward({xc, weight});
+    return at::conv2d(xc, weight, {}, 1, 1);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& x = saved[0];
+    const auto& weight = saved[1];
+    const auto gy = grads[0].to(torch::kBFloat16).contiguous(torch::MemoryFormat::ChannelsLast);
+    torch::Tensor gx, gw;
+    if (ctx->needs_input_grad(0))
+      gx = std::get<0>(at::convolution_backward(gy, x, weight, std::nullopt, {1, 1}, {1, 1}, {1, 1}, false, {0, 0},
+                                                1, {true, false, false}));
+    if (ctx->needs_input_grad(1)) gw = bf16_weight_gradient(x, gy);
+    return {gx, gw};
+  }
+};
+
+bool has_bf16_weight_gradient() {
+  return board_isa() == BoardIsa::AVX512 && cpu_has_avx512_bf16();
+}
+
 }  // namespace
+
+bool board_conv_bf16_applies(const torch::Tensor& x, const torch::Tensor& weight) {
+  return has_bf16_weight_gradient() && x.device().is_cpu() && x.scalar_type() == torch::kBFloat16 &&
+         weight.device().is_cpu() && x.dim() == 4 && x.size(2) == BOARD && x.size(3) == BOARD && weight.dim() == 4 &&
+         weight.size(1) == x.size(1) && weight.size(2) == 3 && weight.size(3) == 3 &&
+         bf16_wgrad_shapes(x.size(1), weight.size(0));
+}
+
+torch::Tensor board_conv3x3_bf16(const torch::Tensor& x, const torch::Tensor& weight) {
+  return Bf16ConvFunction::apply(x, weight.to(torch::kBFloat16));
+}
 
 bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight) {
   return x.device().is_cpu() && x.scalar_type() == torch::kFloat && weight.scalar_type() == torch::kFloat &&
@@ -281,9 +354,12 @@ bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight) {
 }
 
 Kernels resolve_kernels(Kernels asked, const torch::Device& device, Precision precision) {
-  if (asked != Kernels::AUTO) return asked;
-  return device.is_cpu() && precision == Precision::FP32 && board_isa() >= BoardIsa::AVX2 ? Kernels::BOARD
-                                                                                         : Kernels::TORCH;
+  if (asked != Kernels::AUTO || !device.is_cpu()) return asked == Kernels::AUTO ? Kernels::TORCH : asked;
+  if (precision == Precision::FP32) return board_isa() >= BoardIsa::AVX2 ? Kernels::BOARD : Kernels::TORCH;
+  // bf16: ours is the weight gradient on AVX512-BF16; with AMX, oneDNN's brgemm kernels use the
+  // tile unit, which ours does not (not measured there, so torch's).
+  return precision == Precision::BF16 && has_bf16_weight_gradient() && !cpu_has_amx_bf16() ? Kernels::BOARD
+                                                                                            : Kernels::TORCH;
 }
 
 torch::Tensor board_conv3x3(const torch::Tensor& x, const torch::Tensor& weight, WinogradTile tile) {

@@ -24,14 +24,24 @@ enum class WinogradTile { F2 = 2, F4 = 4 };
 // with autocast off. Otherwise the caller runs torch::conv2d.
 bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight);
 
-// What --kernels auto means here: BOARD on a CPU in fp32 with AVX2 or better (nn/tile_gemm.h),
-// TORCH otherwise (CUDA, bf16: the board kernels do not apply; the SSE baseline is slower than
-// oneDNN). TORCH and BOARD stay.
+// What --kernels auto means here: BOARD on a CPU in fp32 with AVX2 or better (nn/tile_gemm.h)
+// and on a CPU in bf16 with AVX512-BF16 and no AMX (board_conv3x3_bf16); TORCH otherwise (CUDA;
+// the SSE baseline is slower than oneDNN; AMX, where oneDNN's kernels use the tile unit). TORCH
+// and BOARD stay.
 Kernels resolve_kernels(Kernels asked, const torch::Device& device, Precision precision);
 
 // conv2d(x, weight, no bias, stride 1, padding 1) for x [B,C,8,8], weight [K,C,3,3]: the
 // result is [B,K,8,8] in channels-last layout; differentiable in x and weight.
 torch::Tensor board_conv3x3(const torch::Tensor& x, const torch::Tensor& weight,
                             WinogradTile tile = WinogradTile::F4);
+
+// In bf16 the board kernels take the weight gradient only (nn/board_wgrad_bf16.h: oneDNN's was
+// the one slow bf16 kernel of the step); forward and input gradient stay torch's.
+// Whether board_conv3x3_bf16 handles these: a CPU bf16 x [B,C,8,8] with C a multiple of 16, a
+// [K,C,3,3] weight with K a multiple of 8, on a CPU with AVX512-BF16 (not capped below AVX-512).
+bool board_conv_bf16_applies(const torch::Tensor& x, const torch::Tensor& weight);
+// conv2d(x, weight in bf16, no bias, stride 1, padding 1); differentiable in x and weight (the
+// weight's gradient reaches it through the cast to bf16).
+torch::Tensor board_conv3x3_bf16(const torch::Tensor& x, const torch::Tensor& weight);
 
 }  // namespace legalnet::nn

@@ -160,9 +160,11 @@ torch::Tensor LineMixingImpl::forward(torch::Tensor x) {
 namespace {
 
 // A 3x3 convolution (padding 1, no bias) by the kernels asked for; the board kernels take
-// what they can (CPU, fp32, 8x8) and leave the rest to torch.
+// what they can (CPU, 8x8; fp32 all of it, bf16 the weight gradient) and leave the rest to torch.
 torch::Tensor conv3x3(torch::nn::Conv2d& conv, const torch::Tensor& x, Kernels kernels) {
-  if (kernels == Kernels::BOARD && board_conv_applies(x, conv->weight)) return board_conv3x3(x, conv->weight);
+  if (kernels != Kernels::BOARD) return conv(x);
+  if (board_conv_applies(x, conv->weight)) return board_conv3x3(x, conv->weight);
+  if (board_conv_bf16_applies(x, conv->weight)) return board_conv3x3_bf16(x, conv->weight);
   return conv(x);
 }
 
@@ -231,8 +233,8 @@ torch::Tensor ResNetImpl::stem_forward(torch::Tensor planes) {
 }
 
 void ResNetImpl::use_kernels(Kernels k) {
-  // auto as it resolves on a CPU in fp32: the board kernels take only such convolutions anyway
-  // (board_conv_applies), and leave bf16 and CUDA to torch.
+  // auto as it resolves on a CPU in fp32: the board kernels take only what they can anyway
+  // (board_conv_applies, board_conv_bf16_applies), and leave CUDA to torch.
   k = resolve_kernels(k, torch::kCPU, Precision::FP32);
   kernels = k;
   for (auto& block : tower->children()) block->as<ResidualBlockImpl>()->kernels = k;
