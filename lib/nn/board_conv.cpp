@@ -305,13 +305,13 @@ torch::Tensor bf16_weight_gradient(const torch::Tensor& x, const torch::Tensor& 
 }
 
 // A bf16 3x3 convolution whose forward and input gradient are torch's (oneDNN's, 420-450 GFLOP/s
-// on 2 Zen 4 cores) and whose weight gradient is bf16_weight_gradient.
+// on 2 Zen 4 cores; the same calls on the same tensors as torch's autograd makes) and whose
+// weight gradient is bf16_weight_gradient.
 struct Bf16ConvFunction : torch::autograd::Function<Bf16ConvFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight) {
-    const auto xc = x.contiguous(torch::MemoryFormat::ChannelsLast);
-    ctx->save_for_backward({xc, weight});
-    return at::conv2d(xc, weight, {}, 1, 1);
+    ctx->save_for_backward({x, weight});
+    return at::conv2d(x, weight, {}, 1, 1);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -319,12 +319,15 @@ struct Bf16ConvFunction : torch::autograd::Function<Bf16ConvFunction> {
     const auto saved = ctx->get_saved_variables();
     const auto& x = saved[0];
     const auto& weight = saved[1];
-    const auto gy = grads[0].to(torch::kBFloat16).contiguous(torch::MemoryFormat::ChannelsLast);
+    const auto& gy = grads[0];
     torch::Tensor gx, gw;
     if (ctx->needs_input_grad(0))
       gx = std::get<0>(at::convolution_backward(gy, x, weight, std::nullopt, {1, 1}, {1, 1}, {1, 1}, false, {0, 0},
                                                 1, {true, false, false}));
-    if (ctx->needs_input_grad(1)) gw = bf16_weight_gradient(x, gy);
+    if (ctx->needs_input_grad(1)) {
+      const auto cl = torch::MemoryFormat::ChannelsLast;  // a copy only where the net is not channels-last
+      gw = bf16_weight_gradient(x.contiguous(cl), gy.to(torch::kBFloat16).contiguous(cl));
+    }
     return {gx, gw};
   }
 };
@@ -336,7 +339,8 @@ bool has_bf16_weight_gradient() {
 }  // namespace
 
 bool board_conv_bf16_applies(const torch::Tensor& x, const torch::Tensor& weight) {
-  return has_bf16_weight_gradient() && x.device().is_cpu() && x.scalar_type() == torch::kBFloat16 &&
+  return has_bf16_weight_gradient() && torch::GradMode::is_enabled() && weight.requires_grad() &&
+         x.device().is_cpu() && x.scalar_type() == torch::kBFloat16 &&
          weight.device().is_cpu() && x.dim() == 4 && x.size(2) == BOARD && x.size(3) == BOARD && weight.dim() == 4 &&
          weight.size(1) == x.size(1) && weight.size(2) == 3 && weight.size(3) == 3 &&
          bf16_wgrad_shapes(x.size(1), weight.size(0));

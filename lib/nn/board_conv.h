@@ -38,7 +38,8 @@ torch::Tensor board_conv3x3(const torch::Tensor& x, const torch::Tensor& weight,
 // In bf16 the board kernels take the weight gradient only (nn/board_wgrad_bf16.h: oneDNN's was
 // the one slow bf16 kernel of the step); forward and input gradient stay torch's.
 // Whether board_conv3x3_bf16 handles these: a CPU bf16 x [B,C,8,8] with C a multiple of 16, a
-// [K,C,3,3] weight with K a multiple of 8, on a CPU with AVX512-BF16 (not capped below AVX-512).
+// [K,C,3,3] weight with K a multiple of 8 that needs its gradient (inference is torch's alone),
+// on a CPU with AVX512-BF16 (not capped below AVX-512).
 bool board_conv_bf16_applies(const torch::Tensor& x, const torch::Tensor& weight);
 // conv2d(x, weight in bf16, no bias, stride 1, padding 1); differentiable in x and weight (the
 // weight's gradient reaches it through the cast to bf16).

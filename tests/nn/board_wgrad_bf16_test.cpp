@@ -126,11 +126,17 @@ TEST(BoardConvBf16, TheSameBytesForAnyThreadCount) {
 
 TEST(BoardConvBf16, TakesOnlyItsShapes) {
   if (!bf16_kernels_here()) GTEST_SKIP() << "this CPU has no AVX512-BF16";
-  const auto x = torch::randn({2, 32, 8, 8}).to(torch::kBFloat16), w = torch::randn({32, 32, 3, 3});
+  const auto x = torch::randn({2, 32, 8, 8}).to(torch::kBFloat16),
+             w = torch::randn({32, 32, 3, 3}).requires_grad_(true);
   EXPECT_TRUE(board_conv_bf16_applies(x, w));
+  {
+    torch::NoGradGuard inference;  // nothing to take: the forward pass is torch's
+    EXPECT_FALSE(board_conv_bf16_applies(x, w));
+  }
+  EXPECT_FALSE(board_conv_bf16_applies(x, w.detach()));
   EXPECT_FALSE(board_conv_bf16_applies(x.to(torch::kFloat), w));                               // fp32: the F(4x4) kernels
   EXPECT_FALSE(board_conv_bf16_applies(torch::randn({2, 7, 8, 8}).to(torch::kBFloat16), w));  // the stem's 7 planes
-  EXPECT_FALSE(board_conv_bf16_applies(x, torch::randn({12, 32, 3, 3})));                     // 12 outputs
+  EXPECT_FALSE(board_conv_bf16_applies(x, torch::randn({12, 32, 3, 3}).requires_grad_(true)));  // 12 outputs
   EXPECT_FALSE(board_conv_bf16_applies(torch::randn({2, 32, 9, 9}).to(torch::kBFloat16), w));
   board_isa_cap(BoardIsa::AVX2);  // an imitated AVX2-only CPU has no vdpbf16ps
   EXPECT_FALSE(board_conv_bf16_applies(x, w));
