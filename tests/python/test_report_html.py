@@ -21,7 +21,7 @@ REPORT = {
     "model": {"path": "runs/" + HOSTILE, "description": "resnet " + HOSTILE, "inputs": "state",
               "inputs_from_move_generator": False, "inputs_description": HOSTILE, "parameters": 1234,
               "training": {"command_line": "train " + HOSTILE}},
-    "options": {"threshold": 0.5, "max_positions": 20000},
+    "options": {"threshold": 0.5, "max_positions": 20000, "data": ["data/" + HOSTILE + ".h5"]},
     "dataset": {
         "positions": 20000, "rows_in_data": 357899, "bce": 0.00123, "precision": 0.99912, "recall": 0.99876,
         "exact_set_accuracy": 0.98502, "exact_set_95ci": [0.98331, 0.98658],
@@ -112,7 +112,7 @@ class ReportHtml(unittest.TestCase):
         plies = next(r for r in rows if r.startswith("Plies before"))
         self.assertIn("95% interval 290.5 – 312.0; 1200 games vs random", plies)
         exact = next(r for r in rows if r.startswith("Exact legal sets"))
-        self.assertIn("95% interval 98.33% – 98.66%; the first 20000 of 357899 held-out rows", exact)
+        self.assertIn("95% interval 98.33% – 98.66%; the first 20000 of 357899 rows of data/<script>alert", exact)  # text, not a tag
         # The headline comes first: clean games, then the illegal rates, then the plies.
         order = [next(i for i, r in enumerate(rows) if r.startswith(s))
                  for s in ("Games ending", "Illegal picks per pick", "Plies before", "Exact legal sets")]
@@ -128,8 +128,20 @@ class ReportHtml(unittest.TestCase):
         report["dataset"]["positions"] = 357899
         self.assertEqual(self.render(report).returncode, 0)
         text = self.page()
-        self.assertIn("all 357899 held-out rows", text)
-        self.assertNotIn("of 357899 held-out rows", text)
+        self.assertIn("all 357899 rows of data/", text)
+        self.assertNotIn("of 357899 rows", text)
+        report["options"]["data"] = ["a.h5", "b.h5"]
+        self.assertEqual(self.render(report).returncode, 0)
+        self.assertIn("all 357899 rows of 2 --data files", self.page())
+
+    def test_data_paths_that_are_not_a_list_of_paths_are_refused_in_one_line(self):
+        for value in ("a.h5", [1], {"a": 1}):
+            report = copy.deepcopy(REPORT)
+            report["options"]["data"] = value
+            done = self.render(report)
+            self.assertEqual(done.returncode, 1, value)
+            self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+            self.assertIn("options.data", done.stderr)
 
     def test_a_figure_that_is_not_a_number_is_refused_in_one_line(self):
         for key, value in (("clean_games_share", "<b>76%</b>"), ("games", "1200<script>"),

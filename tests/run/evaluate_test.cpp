@@ -106,7 +106,7 @@ TEST(Evaluate, MetricsOfAConstantModelMatchHandComputedValues) {
   EXPECT_EQ(g["illegal_picks_in_check"].get<uint64_t>() + g["illegal_picks_not_in_check"].get<uint64_t>(),
             g["illegal_picks"].get<uint64_t>());
   EXPECT_EQ(d["rows_in_data"].get<uint64_t>(), reader.num_positions());
-  const std::string first = fmt::format("the first 200 of {} held-out rows", reader.num_positions());
+  const std::string first = fmt::format("the first 200 of {} rows of {}", reader.num_positions(), o.data[0]);
   ASSERT_NE(table.find(first), std::string::npos) << table;
   EXPECT_LT(table.find("Headline"), table.find("On " + first));
   EXPECT_LT(table.find("games ending by the rules"), table.find("plies before the first illegal move"));
@@ -117,7 +117,7 @@ TEST(Evaluate, MetricsOfAConstantModelMatchHandComputedValues) {
   const auto whole = nlohmann::json::parse(run_evaluate(o).json_text());
   const std::string whole_table = testing::internal::GetCapturedStdout();
   EXPECT_EQ(whole["dataset"]["positions"].get<uint64_t>(), reader.num_positions());
-  EXPECT_NE(whole_table.find(fmt::format("all {} held-out rows", reader.num_positions())), std::string::npos);
+  EXPECT_NE(whole_table.find(fmt::format("all {} rows of {}", reader.num_positions(), o.data[0])), std::string::npos);
   EXPECT_EQ(whole["dataset"]["rare_moves_whole_set"], d["rare_moves_whole_set"]);
 
   o.data = {dir + "/missing.h5"};

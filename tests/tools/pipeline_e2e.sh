@@ -75,7 +75,7 @@ assert g["picks_in_check"] + g["picks_not_in_check"] == g["model_picks"]
 assert g["illegal_picks_in_check"] + g["illegal_picks_not_in_check"] == g["illegal_picks"]
 summary = open(f"{data}/report/summary.txt").read()
 assert summary.index("Headline") < summary.index("In 4 games"), summary
-assert f"the first {min(300, test_plies)} of {test_plies} held-out rows" in summary or test_plies <= 300, summary
+assert f"the first {min(300, test_plies)} of {test_plies} rows of {data}/tensors/test.h5" in summary or test_plies <= 300, summary
 rows = open(f"{data}/report/metrics.csv").read().splitlines()
 assert rows[0].startswith("step,") and rows[-1].startswith("30,"), rows
 for png in ("loss.png", "position.png"):

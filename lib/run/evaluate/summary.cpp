@@ -5,6 +5,7 @@
 #include "encode/encode.h"
 #include "run/evaluate/report.h"
 #include "util/stats.h"
+#include "util/text.h"
 
 namespace legalnet::run {
 namespace {
@@ -16,10 +17,12 @@ std::string percent(double value, std::pair<double, double> ci, int digits) {
 }
 std::string percent(const Proportion& p, int digits) { return percent(p.value(), p.interval(), digits); }
 
-// Which rows the dataset's figures are over: all of them, or the first of how many.
-std::string rows_measured(const DatasetFigures& d) {
+// Which rows the dataset's figures are over: all of them, or the first of how many, and of which
+// --data file (any dataset: held-out rows in the pipeline, whatever the user names otherwise).
+std::string rows_measured(const DatasetFigures& d, const std::vector<std::string>& data) {
   const uint64_t n = d.anatomy.positions, all = d.rows_in_data;
-  return n == all ? fmt::format("all {} held-out rows", all) : fmt::format("the first {} of {} held-out rows", n, all);
+  const std::string of = data.size() == 1 ? printable(data[0]) : fmt::format("{} --data files", data.size());
+  return n == all ? fmt::format("all {} rows of {}", all, of) : fmt::format("the first {} of {} rows of {}", n, all, of);
 }
 
 void print_situation_card(const std::string& title, const eval::SituationCard& card) {
@@ -68,12 +71,12 @@ void print_headline(const EvaluateReport& r) {
   if (r.dataset) {
     const eval::Anatomy& a = r.dataset->anatomy;
     fmt::print("  {:<44} {:<26} {}\n", "exact legal sets", percent(Proportion{a.exact_sets, a.positions}, 2),
-               rows_measured(*r.dataset));
+               rows_measured(*r.dataset, r.options.data));
   }
   // Off the positions random games reach: each set's positions with a legal move.
   for (const PositionSetFigures& set : r.position_sets) {
     const eval::SituationRow& row = set.situations.rows[eval::WITH_LEGAL_MOVE];
-    const std::string where = fmt::format("{} positions of {}", row.positions, set.path);
+    const std::string where = fmt::format("{} positions of {}", row.positions, printable(set.path));
     fmt::print("  {:<44} {:<26} {}\n", "exact legal sets", percent(row.exact(), 2), where);
     fmt::print("  {:<44} {:<26} {}\n", "  mass on illegal moves",
                percent(row.mean_illegal_mass(), row.illegal_mass_interval(), 3), where);
@@ -85,10 +88,10 @@ void print_kind_row(const char* name, const Counts& c) {
   fmt::print("  {:<16} {:>8.2f}% {:>9.2f}% {:>10}\n", name, 100 * c.recall(), 100 * c.precision(), c.legal());
 }
 
-void print_dataset(const DatasetFigures& d, float threshold) {
+void print_dataset(const DatasetFigures& d, const EvaluateOptions& o) {
   const eval::Anatomy& a = d.anatomy;
   const double positions = double(a.positions);
-  fmt::print("\nOn {} (threshold {}):\n", rows_measured(d), double(threshold));
+  fmt::print("\nOn {} (threshold {}):\n", rows_measured(d, o.data), double(o.threshold));
   fmt::print("  BCE                      {:.6f}\n", d.bce);
   fmt::print("  precision / recall / F1  {:.4f} / {:.4f} / {:.4f}\n", a.total.precision(), a.total.recall(),
              a.total.f1());
@@ -116,7 +119,7 @@ void print_dataset(const DatasetFigures& d, float threshold) {
     fmt::print("  {:<28} {:>7} positions, mean {:>6.2f}%, {:>5.1f}% of all\n", eval::position_kind_name(k), n,
                100 * (n ? mass / double(n) : 0.0), 100 * (all_illegal > 0 ? mass / all_illegal : 0.0));
   }
-  print_situation_card("By situation, on " + rows_measured(d) + ":", d.situations);
+  print_situation_card("By situation, on " + rows_measured(d, o.data) + ":", d.situations);
 }
 
 void print_games(const eval::GamesSummary& g, const EvaluateOptions& o) {
@@ -139,9 +142,9 @@ void EvaluateReport::print() const {
   fmt::print("device   {} in {}{}\n", device.device, device.precision,
              device.note ? " (--device auto: " + *device.note + ")" : std::string());
   print_headline(*this);
-  if (dataset) print_dataset(*dataset, options.threshold);
+  if (dataset) print_dataset(*dataset, options);
   for (const PositionSetFigures& set : position_sets)
-    print_situation_card("By situation, on the positions of " + set.path + ":", set.situations);
+    print_situation_card("By situation, on the positions of " + printable(set.path) + ":", set.situations);
   if (games) print_games(*games, options);
   if (position) {
     fmt::print("\nPosition {}\n", position->fen);
