@@ -9,7 +9,7 @@ namespace legalnet::nn {
 namespace {
 
 constexpr int64_t SQUARES = 64, PADDED = 10;  // an 8x8 board, and with its zero border
-constexpr int OUTPUT_BLOCK = 8;                // output channels whose sums stay in registers
+constexpr int OUTPUT_BLOCK = 8;               // output channels whose sums stay in registers
 
 float bf16_to_float(uint32_t bits) {
   const uint32_t word = bits << 16;
@@ -21,9 +21,9 @@ float bf16_to_float(uint32_t bits) {
 // Register block: OUTPUT_BLOCK output channels x (16 * NC) input channels, one tap, summed over
 // the segment's board pairs and squares.
 template <int NC>
-[[gnu::target("avx512f,avx512bf16")]] void block_avx512(const uint32_t* x_pairs, const uint32_t* g_pairs,
-                                                        int64_t pairs, int64_t channels, int64_t outputs, int tap,
-                                                        int64_t k0, int64_t c0, float* dw) {
+[[gnu::target("avx512f,avx512bf16")]] void block_avx512(const uint32_t* x_pairs, const uint32_t* g_pairs, int64_t pairs,
+                                                        int64_t channels, int64_t outputs, int tap, int64_t k0,
+                                                        int64_t c0, float* dw) {
   __m512 acc[OUTPUT_BLOCK][NC];
 #pragma GCC unroll 8
   for (int j = 0; j < OUTPUT_BLOCK; ++j)
@@ -52,8 +52,8 @@ template <int NC>
     for (int v = 0; v < NC; ++v) _mm512_storeu_ps(dw + ((k0 + j) * 9 + tap) * channels + c0 + 16 * v, acc[j][v]);
 }
 
-void segment_scalar(const uint32_t* x_pairs, const uint32_t* g_pairs, int64_t pairs, int64_t channels,
-                    int64_t outputs, float* dw) {
+void segment_scalar(const uint32_t* x_pairs, const uint32_t* g_pairs, int64_t pairs, int64_t channels, int64_t outputs,
+                    float* dw) {
   for (int64_t k = 0; k < outputs; ++k)
     for (int tap = 0; tap < 9; ++tap)
       for (int64_t c = 0; c < channels; ++c) {
@@ -63,7 +63,8 @@ void segment_scalar(const uint32_t* x_pairs, const uint32_t* g_pairs, int64_t pa
             for (int x = 0; x < 8; ++x) {
               const uint32_t a = x_pairs[((q * PADDED + y + tap / 3) * PADDED + x + tap % 3) * channels + c];
               const uint32_t b = g_pairs[(q * SQUARES + y * 8 + x) * outputs + k];
-              sum += bf16_to_float(a & 0xFFFF) * bf16_to_float(b & 0xFFFF) + bf16_to_float(a >> 16) * bf16_to_float(b >> 16);
+              sum += bf16_to_float(a & 0xFFFF) * bf16_to_float(b & 0xFFFF) +
+                     bf16_to_float(a >> 16) * bf16_to_float(b >> 16);
             }
         dw[(k * 9 + tap) * channels + c] = sum;
       }
@@ -118,8 +119,8 @@ void interleave_board_pairs(const Bf16WgradProblem& p, int64_t begin, int64_t en
   }
 }
 
-void segment_weight_grad(const Bf16WgradProblem& p, int64_t segment, const uint32_t* x_pairs,
-                         const uint32_t* g_pairs, float* dw, bool avx512) {
+void segment_weight_grad(const Bf16WgradProblem& p, int64_t segment, const uint32_t* x_pairs, const uint32_t* g_pairs,
+                         float* dw, bool avx512) {
   const int64_t first = segment * WGRAD_SEGMENT_PAIRS, pairs = std::min(WGRAD_SEGMENT_PAIRS, p.pairs() - first);
   const uint32_t* xs = x_pairs + first * PADDED * PADDED * p.channels;
   const uint32_t* gs = g_pairs + first * SQUARES * p.outputs;

@@ -52,7 +52,7 @@ void interleave_board_pairs(const Bf16WgradProblem& p, int64_t begin, int64_t en
 // squares of g[b, y, x, k] * x[b, y + ty - 1, x + tx - 1, c]. With avx512 (the CPU must have
 // AVX512-BF16) by vdpbf16ps, else by a scalar loop of the same sums (the tests' reference
 // layout check on any CPU); both accumulate in float.
-void segment_weight_grad(const Bf16WgradProblem& p, int64_t segment, const uint32_t* x_pairs,
-                         const uint32_t* g_pairs, float* dw, bool avx512);
+void segment_weight_grad(const Bf16WgradProblem& p, int64_t segment, const uint32_t* x_pairs, const uint32_t* g_pairs,
+                         float* dw, bool avx512);
 
 }  // namespace legalnet::nn

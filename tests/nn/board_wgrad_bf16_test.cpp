@@ -86,9 +86,8 @@ TEST(BoardConvBf16, MatchesTorchsBf16ConvolutionAndItsGradients) {
   torch::manual_seed(8);
   for (const Shape& s : SHAPES) {
     const std::string what = fmt::format("{} boards, {} -> {} channels", s.boards, s.channels, s.outputs);
-    const auto x0 = torch::randn({s.boards, s.channels, 8, 8})
-                        .to(torch::kBFloat16)
-                        .contiguous(torch::MemoryFormat::ChannelsLast);
+    const auto x0 =
+        torch::randn({s.boards, s.channels, 8, 8}).to(torch::kBFloat16).contiguous(torch::MemoryFormat::ChannelsLast);
     const auto w0 = torch::randn({s.outputs, s.channels, 3, 3}) / std::sqrt(9.0 * double(s.channels));
     const auto gy = torch::randn({s.boards, s.outputs, 8, 8}).to(torch::kBFloat16);
     auto x = x0.clone().requires_grad_(true), w = w0.clone().requires_grad_(true);
@@ -134,8 +133,8 @@ TEST(BoardConvBf16, TakesOnlyItsShapes) {
     EXPECT_FALSE(board_conv_bf16_applies(x, w));
   }
   EXPECT_FALSE(board_conv_bf16_applies(x, w.detach()));
-  EXPECT_FALSE(board_conv_bf16_applies(x.to(torch::kFloat), w));                               // fp32: the F(4x4) kernels
-  EXPECT_FALSE(board_conv_bf16_applies(torch::randn({2, 7, 8, 8}).to(torch::kBFloat16), w));  // the stem's 7 planes
+  EXPECT_FALSE(board_conv_bf16_applies(x.to(torch::kFloat), w));  // fp32: the F(4x4) kernels
+  EXPECT_FALSE(board_conv_bf16_applies(torch::randn({2, 7, 8, 8}).to(torch::kBFloat16), w));    // the stem's 7 planes
   EXPECT_FALSE(board_conv_bf16_applies(x, torch::randn({12, 32, 3, 3}).requires_grad_(true)));  // 12 outputs
   EXPECT_FALSE(board_conv_bf16_applies(torch::randn({2, 32, 9, 9}).to(torch::kBFloat16), w));
   board_isa_cap(BoardIsa::AVX2);  // an imitated AVX2-only CPU has no vdpbf16ps
