@@ -336,14 +336,18 @@ bool has_bf16_weight_gradient() {
   return board_isa() == BoardIsa::AVX512 && cpu_has_avx512_bf16();
 }
 
+// The shapes both board convolutions take: x [B,C,8,8] and a [K,C,3,3] weight.
+bool board_shapes(const torch::Tensor& x, const torch::Tensor& weight) {
+  return x.dim() == 4 && x.size(2) == BOARD && x.size(3) == BOARD && weight.dim() == 4 &&
+         weight.size(1) == x.size(1) && weight.size(2) == 3 && weight.size(3) == 3;
+}
+
 }  // namespace
 
 bool board_conv_bf16_applies(const torch::Tensor& x, const torch::Tensor& weight) {
   return has_bf16_weight_gradient() && torch::GradMode::is_enabled() && weight.requires_grad() &&
-         x.device().is_cpu() && x.scalar_type() == torch::kBFloat16 &&
-         weight.device().is_cpu() && x.dim() == 4 && x.size(2) == BOARD && x.size(3) == BOARD && weight.dim() == 4 &&
-         weight.size(1) == x.size(1) && weight.size(2) == 3 && weight.size(3) == 3 &&
-         bf16_wgrad_shapes(x.size(1), weight.size(0));
+         x.device().is_cpu() && x.scalar_type() == torch::kBFloat16 && weight.device().is_cpu() &&
+         board_shapes(x, weight) && bf16_wgrad_shapes(x.size(1), weight.size(0));
 }
 
 torch::Tensor board_conv3x3_bf16(const torch::Tensor& x, const torch::Tensor& weight) {
@@ -352,13 +356,12 @@ torch::Tensor board_conv3x3_bf16(const torch::Tensor& x, const torch::Tensor& we
 
 bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight) {
   return x.device().is_cpu() && x.scalar_type() == torch::kFloat && weight.scalar_type() == torch::kFloat &&
-         !at::autocast::is_autocast_enabled(torch::kCPU) && x.dim() == 4 && x.size(2) == BOARD &&
-         x.size(3) == BOARD && weight.dim() == 4 && weight.size(1) == x.size(1) && weight.size(2) == 3 &&
-         weight.size(3) == 3;
+         !at::autocast::is_autocast_enabled(torch::kCPU) && board_shapes(x, weight);
 }
 
 Kernels resolve_kernels(Kernels asked, const torch::Device& device, Precision precision) {
-  if (asked != Kernels::AUTO || !device.is_cpu()) return asked == Kernels::AUTO ? Kernels::TORCH : asked;
+  if (asked != Kernels::AUTO) return asked;
+  if (!device.is_cpu()) return Kernels::TORCH;
   if (precision == Precision::FP32) return board_isa() >= BoardIsa::AVX2 ? Kernels::BOARD : Kernels::TORCH;
   // bf16: ours is the weight gradient on AVX512-BF16; with AMX, oneDNN's brgemm kernels use the
   // tile unit, which ours does not (not measured there, so torch's).
