@@ -59,15 +59,18 @@ const ModelSpec RESNET{
       const double d = c.channels;
       // Line mixing is one [64 x 64] matrix per channel applied densely (nn/models.h: LineMixing).
       const double lines = c.mixing == "lines" ? 2 * SQUARES * SQUARES * d : 0;
-      return conv3x3_flops(input_floats(c), d) + c.blocks * (2.0 * conv3x3_flops(d, d) + lines) + 2 * SQUARES * d * 64;
+      // The pairs head: a 1x1 convolution to a query and a key per square, their 64 x 64 products.
+      const double pairs = c.policy_head == "pairs" ? 2 * SQUARES * d * 2 * d + 2 * SQUARES * SQUARES * d : 0;
+      return conv3x3_flops(input_floats(c), d) + c.blocks * (2.0 * conv3x3_flops(d, d) + lines) + 2 * SQUARES * d * 64 +
+             pairs;
     },
     [](const ModelConfig& c) {
       const int64_t in = c.input_planes(), d = c.channels;
-      return in * 9 * d + c.blocks * 2 * 9 * d * d + d * 64;
+      return in * 9 * d + c.blocks * 2 * 9 * d * d + d * 64 + (c.policy_head == "pairs" ? 2 * d * d : 0);
     },
     [](const ModelConfig& c) {
       return "resnet " + size_of(c) + (c.squeeze_excitation ? " se" : "") + (c.mixing == "none" ? "" : " " + c.mixing) +
-             with_inputs(c);
+             (c.policy_head == "types" ? "" : " " + c.policy_head) + with_inputs(c);
     },
     make_resnet};
 
@@ -115,6 +118,10 @@ ModelConfig ModelConfig::resolved() const {
     throw Error("unknown mixing '" + printable(c.mixing) + "' (expected " + MIXINGS + ")");
   if (c.mixing != "none" && c.kind != ModelKind::RESNET)
     throw Error("mixing '" + c.mixing + "' is a resnet option, not " + spec.name + "'s");
+  if (c.policy_head != "types" && c.policy_head != "pairs")
+    throw Error("unknown policy head '" + printable(c.policy_head) + "' (expected " + POLICY_HEADS + ")");
+  if (c.policy_head != "types" && c.kind != ModelKind::RESNET)
+    throw Error("policy head '" + c.policy_head + "' is a resnet option, not " + spec.name + "'s");
   if (c.kind == ModelKind::ATTENTION && c.channels % c.heads != 0)
     throw Error("attention: --channels " + std::to_string(c.channels) + " must be a multiple of --heads " +
                 std::to_string(c.heads));
@@ -134,6 +141,7 @@ std::string ModelConfig::to_json() const {
   j["squeeze_excitation"] = squeeze_excitation;
   j["geometric_head"] = geometric_head;
   j["mixing"] = mixing;
+  j["policy_head"] = policy_head;
   j["input_kind"] = inputs_name();
   return j.dump();
 }
@@ -159,6 +167,7 @@ constexpr ConfigKey CONFIG_KEYS[] = {
     {"squeeze_excitation", KeyType::BOOL, nullptr},
     {"geometric_head", KeyType::BOOL, nullptr},
     {"mixing", KeyType::STRING, "\"none\""},  // before line mixing
+    {"policy_head", KeyType::STRING, "\"types\""},  // before the pairs head
     // "inputs" in files written before the name was made one; neither before the attack planes
     // (the predecessor's planes then): from_json reads "inputs" in its place.
     {"input_kind", KeyType::STRING, "\"planes\""},
@@ -212,6 +221,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.geometric_head = v["geometric_head"].get<bool>();
   c.inputs = encode::parse_input_kind(v[j.contains("input_kind") ? "input_kind" : "inputs"].get<std::string>());
   c.mixing = v["mixing"].get<std::string>();
+  c.policy_head = v["policy_head"].get<std::string>();
   return c.resolved();
 }
 

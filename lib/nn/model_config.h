@@ -50,6 +50,7 @@ const ModelSpec& model_spec(ModelKind kind);
 ModelKind parse_model_kind(std::string_view name);
 
 constexpr const char* MIXINGS = "none | lines";
+constexpr const char* POLICY_HEADS = "types | pairs";
 
 // The most weights a net may have (4 GiB in fp32): the largest sizes the options admit
 // multiply to far more (a resnet 256x4096 has 77 G).
@@ -67,6 +68,11 @@ struct ModelConfig {
   // every square (LineMixing in nn/models.h), so one block carries a line across the board;
   // "none" (the default, and files written before the option) is the plain 3x3 block.
   std::string mixing = "none";
+  // resnet: "types" (the default, and files written before the option) scores a move from
+  // its from-square alone, one 1x1-convolution channel per move type; "pairs" adds the scaled
+  // dot product of a query of the from-square and a key of the to-square (ResNetImpl), so what
+  // stands on, or attacks, the to-square reaches the move's logit without crossing the board.
+  std::string policy_head = "types";
   // mlp / conv: a final layer of the 1792 possibly-legal outputs only, the other 2304 fixed off
   // (resnet always does this through its move-type head).
   bool geometric_head = true;
@@ -90,7 +96,7 @@ struct ModelConfig {
   // without biases and norms. resolved() checks it against MAX_PARAMETERS, and a model file's
   // tensors must hold at least this many floats before its net is built.
   int64_t min_parameters() const;
-  // "resnet 6x32", "resnet 6x32 lines", "mlp 4096", "conv 8x128 fc 1024", "attention 6x64 h4 ff128", then the
+  // "resnet 6x32", "resnet 6x32 lines", "resnet 6x32 pairs", "mlp 4096", "conv 8x128 fc 1024", "attention 6x64 h4 ff128", then the
   // inputs when they are not the predecessor's planes: "resnet 6x32 +state".
   std::string describe() const;
 };

@@ -220,6 +220,13 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
   head = register_module("head", IndexHead(source));
   by_type = DeviceIndex(type_major);
   by_square = DeviceIndex(square_major);
+  if (c.policy_head == "pairs") {
+    pairs = register_module(
+        "pairs", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 2 * c.channels, 1).bias(false)));
+    std::vector<int64_t> order(type_major.size());
+    std::iota(order.begin(), order.end(), int64_t(0));
+    in_order = DeviceIndex(order);
+  }
   train_geometric_moves_only();
 }
 
@@ -240,14 +247,35 @@ void ResNetImpl::use_kernels(Kernels k) {
   for (auto& block : tower->children()) block->as<ResidualBlockImpl>()->kernels = k;
 }
 
-torch::Tensor ResNetImpl::forward(torch::Tensor planes) { return head(policy_planes(planes).flatten(1)); }
+torch::Tensor ResNetImpl::forward(torch::Tensor planes) {
+  if (!pairs) return head(policy_planes(planes).flatten(1));
+  const auto trained = forward_trained(planes);
+  return torch::full({trained.size(0), encode::MOVE_INDICES}, FIXED_OFF_LOGIT, trained.options())
+      .index_copy(1, trained_moves(trained.device()), trained);
+}
+
+torch::Tensor ResNetImpl::pair_scores(const torch::Tensor& tower_out) {
+  // [B,2d,8,8] -> squares [B,64,2d] (a view in channels-last) -> query, key [B,64,d] -> [B,64,64]
+  const int64_t batch = tower_out.size(0), width = tower_out.size(1);
+  const auto squares = pairs(tower_out).permute({0, 2, 3, 1}).reshape({batch, 64, 2 * width});
+  const auto query = squares.narrow(2, 0, width), key = squares.narrow(2, width, width);
+  return (torch::matmul(query, key.transpose(1, 2)) / std::sqrt(double(width))).reshape({batch, 64 * 64});
+}
 
 torch::Tensor ResNetImpl::forward_trained(torch::Tensor planes) {
   const Gathered g = forward_gathered(planes);
   return g.scores.index_select(1, g.columns);
 }
 
-PolicyNet::Gathered ResNetImpl::forward_gathered(torch::Tensor planes) { return gather_policy(policy_planes(planes)); }
+PolicyNet::Gathered ResNetImpl::forward_gathered(torch::Tensor planes) {
+  if (!pairs) return gather_policy(policy_planes(planes));
+  const auto tower_out = tower->forward(stem_forward(planes));
+  const Gathered types = gather_policy(policy(tower_out));
+  const auto device = tower_out.device();
+  const auto trained = types.scores.index_select(1, types.columns) +
+                       pair_scores(tower_out).index_select(1, trained_moves(device));
+  return {trained, in_order.on(device)};
+}
 
 PolicyNet::Gathered ResNetImpl::gather_policy(const torch::Tensor& p) {
   const int64_t batch = p.size(0);

@@ -132,7 +132,12 @@ TORCH_MODULE(ResidualBlock);
 
 // A residual tower with a move-type policy head: for each from-square, 64 logits, one per
 // move type (8 directions x 7 distances + 8 knight jumps), shaped like the board; the 1792
-// (from, type) pairs that land on the board are the possibly-legal move indices.
+// (from, type) pairs that land on the board are the possibly-legal move indices. The "pairs"
+// head (ModelConfig::policy_head) adds to each the scaled dot product of a query of the
+// from-square and a key of the to-square (lc0's attention policy, without the attention):
+// a king's step is legal where its to-square is not attacked, a move in check where its
+// to-square blocks or captures, both facts of the to-square that the move-type head can only
+// see after the tower carries them to the from-square.
 struct ResNetImpl : PolicyNet {
   explicit ResNetImpl(const ModelConfig& c);
   torch::Tensor forward(torch::Tensor planes) override;
@@ -142,10 +147,14 @@ struct ResNetImpl : PolicyNet {
   Gathered gather_policy(const torch::Tensor& policy_planes);
   // The policy planes [B,64 move types,8,8] (in the layout of the weights).
   torch::Tensor policy_planes(torch::Tensor planes);
+  // The pairs head's (from, to) scores [B,4096] at move index from * 64 + to, from the tower's
+  // output [B,channels,8,8].
+  torch::Tensor pair_scores(const torch::Tensor& tower_out);
   // The stem: its convolution, norm and ReLU [B,channels,8,8].
   torch::Tensor stem_forward(torch::Tensor planes);
   void use_kernels(Kernels kernels) override;
   torch::nn::Conv2d stem{nullptr}, policy{nullptr};
+  torch::nn::Conv2d pairs{nullptr};  // the pairs head: channels -> query and key (channels each)
   Kernels kernels = Kernels::TORCH;
   torch::nn::BatchNorm2d stem_bn{nullptr};
   torch::nn::Sequential tower{nullptr};
@@ -153,6 +162,7 @@ struct ResNetImpl : PolicyNet {
   // Where each geometric move's logit lies in the flattened policy planes: at type * 64 + from
   // in the default layout, at from * 64 + type in channels-last (read without a copy).
   DeviceIndex by_type, by_square;
+  DeviceIndex in_order;  // 0 .. 1791: the pairs head's trained logits are already in move order
 };
 TORCH_MODULE(ResNet);
 

@@ -33,9 +33,11 @@ CONFIG_KEYS = (("kind", str, None), ("hidden", int, None), ("blocks", int, None)
                ("heads", int, 0),  # absent before the attention model
                ("squeeze_excitation", bool, None), ("geometric_head", bool, None),
                ("mixing", str, "none"),  # absent before line mixing
+               ("policy_head", str, "types"),  # absent before the pairs head
                # "inputs" before the name was made one; neither before the attack planes
                ("input_kind", str, "planes"), ("inputs", str, "planes"))
 MIXINGS = ("none", "lines")  # nn::MIXINGS
+POLICY_HEADS = ("types", "pairs")  # nn::POLICY_HEADS
 _MAX_SIZE = 65536
 
 
@@ -58,6 +60,7 @@ def resolve_config(config):
     c.pop("inputs", None)
     c.setdefault("heads", 0)
     c.setdefault("mixing", "none")
+    c.setdefault("policy_head", "types")
     input_kind(c["input_kind"])
     if c["kind"] not in MODEL_SPECS:
         raise ValueError(f"unknown model {printable(repr(c['kind']))} (expected {' | '.join(MODEL_SPECS)})")
@@ -65,6 +68,11 @@ def resolve_config(config):
         raise ValueError(f"unknown mixing {printable(repr(c['mixing']))} (expected {' | '.join(MIXINGS)})")
     if c["mixing"] != "none" and c["kind"] != "resnet":
         raise ValueError(f"mixing {c['mixing']!r} is a resnet option, not {c['kind']}'s")
+    if c["policy_head"] not in POLICY_HEADS:
+        raise ValueError(f"unknown policy head {printable(repr(c['policy_head']))} "
+                         f"(expected {' | '.join(POLICY_HEADS)})")
+    if c["policy_head"] != "types" and c["kind"] != "resnet":
+        raise ValueError(f"policy head {c['policy_head']!r} is a resnet option, not {c['kind']}'s")
     for key, value in MODEL_SPECS[c["kind"]].defaults.items():
         if c[key] == 0:
             c[key] = value
@@ -92,7 +100,7 @@ def min_parameters(c):
         return inp * 9 * d + (c["blocks"] - 1) * 9 * d * d + d * 64 * ff + ff * moves
     if c["kind"] == "attention":
         return inp * d + c["blocks"] * (4 * d * d + 2 * d * ff) + 2 * d * d
-    return inp * 9 * d + c["blocks"] * 2 * 9 * d * d + d * 64
+    return inp * 9 * d + c["blocks"] * 2 * 9 * d * d + d * 64 + (2 * d * d if c["policy_head"] == "pairs" else 0)
 
 
 def _is_derived_buffer(name):

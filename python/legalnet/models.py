@@ -154,9 +154,20 @@ class ResNet(nn.Module):
                                      for _ in range(c["blocks"])])
         self.policy = nn.Conv2d(c["channels"], 64, 1)
         self.head = IndexHead(_move_type_source())
+        # The pairs head (ResNetImpl): a query of the from-square times a key of the to-square.
+        pairs = c.get("policy_head", "types") == "pairs"  # absent in files written before it
+        self.pairs = nn.Conv2d(c["channels"], 2 * c["channels"], 1, bias=False) if pairs else None
+        self.register_buffer("possible", torch.from_numpy(GEOMETRIC), persistent=False)
 
     def forward(self, x):
-        return self.head(self.policy(self.tower(torch.relu(self.stem_bn(self.stem(x))))).flatten(1))
+        t = self.tower(torch.relu(self.stem_bn(self.stem(x))))
+        logits = self.head(self.policy(t).flatten(1))
+        if self.pairs is not None:  # on the attribute: TorchScript drops the branch when it is None
+            b, d = t.shape[0], t.shape[1]
+            squares = self.pairs(t).permute(0, 2, 3, 1).reshape(b, 64, 2 * d)
+            scores = torch.matmul(squares[:, :, :d], squares[:, :, d:].transpose(1, 2)) / math.sqrt(d)
+            logits = logits + scores.reshape(b, 4096).masked_fill(~self.possible, 0.0)
+        return logits
 
 
 class EncoderLayer(nn.Module):

@@ -46,6 +46,12 @@ ModelConfig lines(ModelConfig c) {
   return c.resolved();
 }
 
+// A resnet with the pairs head (ModelConfig::policy_head).
+ModelConfig pairs(ModelConfig c) {
+  c.policy_head = "pairs";
+  return c.resolved();
+}
+
 Batch batch_of_all(const CompactPositions& rows, encode::InputKind inputs = encode::InputKind::PLANES) {
   std::vector<uint32_t> all(rows.size());
   std::iota(all.begin(), all.end(), 0u);
@@ -61,7 +67,7 @@ TEST(Models, ShapesAndFixedOffIndices) {
   ModelConfig resnet_state = config("resnet", 0, 2, 8);
   resnet_state.inputs = encode::InputKind::STATE_ATTACKS;
   for (const auto& c : {config("mlp", 32, 0, 0), config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attacks,
-                        attention, resnet_state, lines(config("resnet", 0, 2, 8))}) {
+                        attention, resnet_state, lines(config("resnet", 0, 2, 8)), pairs(config("resnet", 0, 2, 8))}) {
     const auto planes = torch::randn({3, c.input_planes(), 8, 8});
     auto net = make_model(c);
     const auto logits = net->forward(planes);
@@ -82,6 +88,32 @@ TEST(Models, ShapesAndFixedOffIndices) {
   EXPECT_DOUBLE_EQ(r6.forward_flops(), 2.0 * 64 * 18 * 32 * 9 + 12 * 2.0 * 64 * 32 * 32 * 9 + 2.0 * 64 * 32 * 64);
   // Line mixing adds one [64,64] matrix per channel and block, applied densely.
   EXPECT_DOUBLE_EQ(lines(r6).forward_flops(), r6.forward_flops() + 6 * 2.0 * 64 * 64 * 32);
+  // The pairs head: a 1x1 convolution to query and key, then 64 x 64 dot products.
+  EXPECT_DOUBLE_EQ(pairs(r6).forward_flops(), r6.forward_flops() + 2.0 * 64 * 32 * 64 + 2.0 * 64 * 64 * 32);
+  EXPECT_EQ(pairs(r6).min_parameters(), r6.min_parameters() + 2 * 32 * 32);
+}
+
+// The pairs head scores a move from its two squares: a change of the tower's output on one
+// square reaches the logit of a move to it from across the board, which the move-type head
+// (a 1x1 convolution read at the from-square) cannot; and it adds exactly the scaled dot product.
+TEST(Models, ThePairsHeadSeesTheToSquare) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(6);
+  ResNet net(pairs(config("resnet", 0, 1, 8)));
+  const auto t = torch::randn({2, 8, 8, 8});
+  auto moved = t.clone();
+  moved.index_put_({torch::indexing::Slice(), torch::indexing::Slice(), 7, 7}, 5.0);  // square h8
+  const int a1h8 = encode::move_index(chess::Move(chess::SQ_A1, chess::SQ_H8));
+  const auto types_before = net->policy(t).flatten(2), types_after = net->policy(moved).flatten(2);
+  EXPECT_TRUE(torch::equal(types_before.select(2, 0), types_after.select(2, 0)));  // from a1: unchanged
+  EXPECT_GT((net->pair_scores(moved) - net->pair_scores(t)).select(1, a1h8).abs().min().item<float>(), 0);
+  // By hand: query of a1 (the first 8 channels of the 1x1 convolution) times key of h8, over sqrt(8).
+  const auto qk = net->pairs(t).flatten(2);  // [2,16,64]
+  const auto expected = (qk.select(2, 0).narrow(1, 0, 8) * qk.select(2, 63).narrow(1, 8, 8)).sum(1) / std::sqrt(8.0);
+  EXPECT_TRUE(torch::allclose(net->pair_scores(t).select(1, a1h8), expected, 1e-5, 1e-6));
+  // In channels-last (as training runs it) the same scores.
+  EXPECT_TRUE(torch::allclose(net->pair_scores(t.contiguous(torch::MemoryFormat::ChannelsLast)), net->pair_scores(t),
+                              1e-5, 1e-6));
 }
 
 // Line mixing: a change on one square reaches exactly the squares of its rank, file and
@@ -129,7 +161,7 @@ TEST(Models, TheLossOnTrainedLogitsIsTheLossOnAll4096) {
   ModelConfig attention = config("attention", 0, 2, 16);
   const Batch b = batch_of_all(first_rows(24));
   for (const auto& c : {config("mlp", 32, 0, 0), full, config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attention,
-                        lines(config("resnet", 0, 2, 8))})
+                        lines(config("resnet", 0, 2, 8)), pairs(config("resnet", 0, 2, 8))})
     for (const bool channels_last : {false, true}) {
       const std::string what = c.describe() + (channels_last ? " channels-last" : "");
       torch::manual_seed(3);
@@ -186,6 +218,15 @@ TEST(Models, TheConfigRoundTripsAndOldFilesMeanThePredecessorsPlanes) {
   EXPECT_EQ(r.describe(), "resnet 2x8 lines +state");
   r.mixing = "spirals";
   EXPECT_EQ(test::error_of([&] { r.resolved(); }), "unknown mixing 'spirals' (expected none | lines)");
+  EXPECT_EQ(old.policy_head, "types");  // files written before the pairs head
+  ModelConfig p = pairs(config("resnet", 0, 2, 8));
+  EXPECT_EQ(ModelConfig::from_json(p.to_json()).to_json(), p.to_json());
+  EXPECT_EQ(p.describe(), "resnet 2x8 pairs");
+  p.policy_head = "squares";
+  EXPECT_EQ(test::error_of([&] { p.resolved(); }), "unknown policy head 'squares' (expected types | pairs)");
+  ModelConfig mlp_pairs = config("mlp", 16, 0, 0);
+  mlp_pairs.policy_head = "pairs";
+  EXPECT_EQ(test::error_of([&] { mlp_pairs.resolved(); }), "policy head 'pairs' is a resnet option, not mlp's");
   ModelConfig conv_lines = config("conv", 16, 2, 8);
   conv_lines.mixing = "lines";
   EXPECT_EQ(test::error_of([&] { conv_lines.resolved(); }), "mixing 'lines' is a resnet option, not conv's");
@@ -201,7 +242,7 @@ TEST(Models, TheConfigRoundTripsAndOldFilesMeanThePredecessorsPlanes) {
 
 TEST(Models, ATinyNetOverfitsASmallBatch) {
   const Batch b = batch_of_all(first_rows(64));
-  for (const auto& c : {config("resnet", 0, 2, 16), lines(config("resnet", 0, 2, 16))}) {
+  for (const auto& c : {config("resnet", 0, 2, 16), lines(config("resnet", 0, 2, 16)), pairs(config("resnet", 0, 2, 16))}) {
     torch::manual_seed(1);
     auto net = make_model(c);
     torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(3e-3));
@@ -245,7 +286,8 @@ TEST(ModelFile, ThePythonPackageReproducesTheCppNetworksAndInputs) {
                         with(config("resnet", 0, 2, 8), encode::InputKind::STATE),
                         with(config("attention", 24, 2, 16), encode::InputKind::STATE),
                         with(config("attention", 0, 1, 8), encode::InputKind::STATE_ATTACKS),
-                        with(lines(config("resnet", 0, 2, 8)), encode::InputKind::STATE)}) {
+                        with(lines(config("resnet", 0, 2, 8)), encode::InputKind::STATE),
+                        with(pairs(config("resnet", 0, 2, 8)), encode::InputKind::STATE)}) {
     auto net = make_model(c);
     net->eval();
     // Non-trivial batch-norm statistics, so that loading them is checked too.

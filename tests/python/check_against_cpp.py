@@ -133,7 +133,8 @@ def describe(c):
     text = {"mlp": f"mlp {c['hidden']}", "conv": f"conv {size} fc {c['hidden']}",
             "attention": f"attention {size} h{c['heads']} ff{c['hidden']}",
             "resnet": f"resnet {size}" + (" se" if c["squeeze_excitation"] else "")
-            + ("" if c.get("mixing", "none") == "none" else " " + c["mixing"])}[c["kind"]]
+            + ("" if c.get("mixing", "none") == "none" else " " + c["mixing"])
+            + ("" if c.get("policy_head", "types") == "types" else " " + c["policy_head"])}[c["kind"]]
     kind = c.get("input_kind", c.get("inputs", "planes"))
     return text + ("" if kind == "planes" else " +" + kind)
 

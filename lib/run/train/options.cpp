@@ -104,6 +104,13 @@ Rows model_rows() {
           .show_default()
           .inside_fact()
           .keep_on_resume(),
+      R::value(MODEL_FIELD(policy_head), "--policy-head", "model/policy_head",
+               "resnet: types (a move's logit from its from-square, by move type), or pairs (types plus a "
+               "query of the from-square times a key of the to-square)")
+          .validator(CLI::IsMember({"types", "pairs"}))
+          .show_default()
+          .inside_fact()
+          .keep_on_resume(),
       R::choice(MODEL_FIELD(inputs), "--inputs", "model/input_kind", INPUT_KINDS,
                 "What the net sees: state (the position from the mover's side, nothing derived), planes (the "
                 "predecessor's 7), attacks / state+attacks (+3 planes from the move generator: engine-assisted)")
