@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -46,70 +47,108 @@ torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduc
 
 namespace {
 
-// Sum over a batch of BCE(sigmoid(scores[:, columns]), targets[:, target_columns]), as one
-// autograd node: forward keeps each logit's sigmoid(z) - t (fp32 [B,K]), backward writes it,
-// times the incoming gradient, into a zero gradient of `scores` in the scores' dtype.
+// Where a source of logits lies: its rows (fp32 or bf16, contiguous) and the column of each
+// trained logit.
+struct Source {
+  const char* at = nullptr;
+  size_t row_bytes = 0;
+  bool bf16 = false;
+  const int64_t* columns = nullptr;
+  static Source of(const torch::Tensor& scores, const torch::Tensor& columns) {
+    return {static_cast<const char*>(scores.data_ptr()), size_t(scores.size(1)) * scores.element_size(),
+            scores.scalar_type() == at::kBFloat16, columns.data_ptr<int64_t>()};
+  }
+  float at_column(int64_t r, int64_t j) const {
+    const char* row = at + size_t(r) * row_bytes;
+    return bf16 ? float(reinterpret_cast<const c10::BFloat16*>(row)[columns[j]])
+                : reinterpret_cast<const float*>(row)[columns[j]];
+  }
+};
+
+// A zero gradient [rows, width] in `dtype` with gradient[r, j] * scale written at columns[j].
+torch::Tensor scattered(const torch::Tensor& gradient, const int64_t* columns, int64_t width, at::ScalarType dtype,
+                        float scale) {
+  const int64_t rows = gradient.size(0), k = gradient.size(1);
+  auto out = torch::empty({rows, width}, torch::TensorOptions(dtype));
+  const float* g = gradient.data_ptr<float>();
+  auto fill = [&](auto* o) {
+    using T = std::remove_pointer_t<decltype(o)>;
+    at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        T* row = o + r * width;
+        std::fill(row, row + width, T(0.0f));
+        for (int64_t i = 0; i < k; ++i) row[columns[i]] = T(g[r * k + i] * scale);
+      }
+    });
+  };
+  if (dtype == at::kBFloat16)
+    fill(out.data_ptr<at::BFloat16>());
+  else
+    fill(out.data_ptr<float>());
+  return out;
+}
+
+// Sum over a batch of BCE(sigmoid(z), targets[:, target_columns]) with z = scores[:, columns]
+// (+ extra[:, extra_columns] when extra is defined), as one autograd node: forward keeps each
+// logit's sigmoid(z) - t (fp32 [B,K]), backward writes it, times the incoming gradient, into a
+// zero gradient of each source in its dtype.
 class GatheredBce : public torch::autograd::Function<GatheredBce> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& scores,
-                               const torch::Tensor& columns, const torch::Tensor& targets,
+                               const torch::Tensor& columns, const torch::Tensor& extra,
+                               const torch::Tensor& extra_columns, const torch::Tensor& targets,
                                const torch::Tensor& target_columns) {
-    const int64_t rows = scores.size(0), width = scores.size(1), k = columns.numel();
-    const bool bf16 = scores.scalar_type() == at::kBFloat16;
+    const int64_t rows = scores.size(0), k = columns.numel();
+    const bool two = extra.dim() == 2;  // one source: an empty placeholder (autograd wants defined inputs)
     auto gradient = torch::empty({rows, k}, torch::kFloat32);
     std::vector<double> row_loss(size_t(rows), 0.0);
     const BoardIsa isa = board_isa();
-    const char* scores_at = static_cast<const char*>(scores.data_ptr());
-    const size_t row_bytes = size_t(width) * scores.element_size();
+    const Source first = Source::of(scores, columns);
+    const Source second = two ? Source::of(extra, extra_columns) : Source{};
+    std::vector<int64_t> in_order(size_t(two ? k : 0));
+    std::iota(in_order.begin(), in_order.end(), int64_t(0));
     const float* targets_at = targets.data_ptr<float>();
-    const int64_t* cols = columns.data_ptr<int64_t>();
     const int64_t* target_cols = target_columns.data_ptr<int64_t>();
     float* gradient_at = gradient.data_ptr<float>();
     at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
-      std::vector<float> work(size_t(bce_row_work(k)));
+      std::vector<float> work(size_t(bce_row_work(k))), sum(size_t(two ? k : 0));
       for (int64_t r = begin; r < end; ++r) {
-        const BceRow row{.scores = scores_at + size_t(r) * row_bytes,
-                         .bf16 = bf16,
-                         .columns = cols,
-                         .targets = targets_at + r * targets.size(1),
-                         .target_columns = target_cols,
-                         .k = k};
+        BceRow row{.scores = first.at + size_t(r) * first.row_bytes,
+                   .bf16 = first.bf16,
+                   .columns = first.columns,
+                   .targets = targets_at + r * targets.size(1),
+                   .target_columns = target_cols,
+                   .k = k};
+        if (two) {  // the two sources' logits summed in fp32, then read in order
+          for (int64_t j = 0; j < k; ++j) sum[size_t(j)] = first.at_column(r, j) + second.at_column(r, j);
+          row.scores = sum.data();
+          row.bf16 = false;
+          row.columns = in_order.data();
+        }
         row_loss[size_t(r)] = bce_row(isa, row, work.data(), gradient_at + r * k);
       }
     });
-    double sum = 0;
-    for (const double v : row_loss) sum += v;
-    ctx->save_for_backward({gradient, columns});
-    ctx->saved_data["width"] = width;
+    double total = 0;
+    for (const double v : row_loss) total += v;
+    ctx->save_for_backward({gradient, columns, two ? extra_columns : columns});
+    ctx->saved_data["width"] = scores.size(1);
     ctx->saved_data["dtype"] = scores.scalar_type();
-    return torch::scalar_tensor(sum, torch::kFloat32);
+    ctx->saved_data["extra_width"] = two ? extra.size(1) : int64_t(0);
+    ctx->saved_data["extra_dtype"] = two ? extra.scalar_type() : scores.scalar_type();
+    return torch::scalar_tensor(total, torch::kFloat32);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const torch::Tensor& gradient = saved[0];
-    const int64_t* cols = saved[1].data_ptr<int64_t>();
-    const int64_t rows = gradient.size(0), k = gradient.size(1), width = ctx->saved_data["width"].toInt();
     const float scale = grads[0].item<float>();
-    const auto dtype = ctx->saved_data["dtype"].toScalarType();
-    auto out = torch::empty({rows, width}, torch::TensorOptions(dtype));
-    const float* g = gradient.data_ptr<float>();
-    auto fill = [&](auto* o) {
-      using T = std::remove_pointer_t<decltype(o)>;
-      at::parallel_for(0, rows, 8, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          T* row = o + r * width;
-          std::fill(row, row + width, T(0.0f));
-          for (int64_t i = 0; i < k; ++i) row[cols[i]] = T(g[r * k + i] * scale);
-        }
-      });
-    };
-    if (dtype == at::kBFloat16)
-      fill(out.data_ptr<at::BFloat16>());
-    else
-      fill(out.data_ptr<float>());
-    return {out, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    const auto first = scattered(saved[0], saved[1].data_ptr<int64_t>(), ctx->saved_data["width"].toInt(),
+                                 ctx->saved_data["dtype"].toScalarType(), scale);
+    const int64_t extra_width = ctx->saved_data["extra_width"].toInt();
+    const auto second = extra_width ? scattered(saved[0], saved[2].data_ptr<int64_t>(), extra_width,
+                                                ctx->saved_data["extra_dtype"].toScalarType(), scale)
+                                    : torch::Tensor();
+    return {first, torch::Tensor(), second, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -143,8 +182,18 @@ torch::Tensor gathered_loss(const PolicyNet::Gathered& g, const torch::Tensor& t
   if (!within(g.columns, g.scores.size(1)) || !within(moves, encode::MOVE_INDICES) || targets.dim() != 2 ||
       targets.size(0) != rows || targets.size(1) != encode::MOVE_INDICES)
     throw Error("gathered_loss: the logits' columns or the targets do not match the net's scores");
-  const auto sum = GatheredBce::apply(g.scores, g.columns.contiguous(), targets.to(torch::kFloat32).contiguous(),
-                                      moves.contiguous());
+  if (g.extra.defined()) {
+    const auto extra_type = g.extra.scalar_type();
+    if (g.extra.dim() != 2 || g.extra.size(0) != rows || !g.extra.device().is_cpu() ||
+        (extra_type != at::kFloat && extra_type != at::kBFloat16) || !g.extra.is_contiguous() ||
+        !g.extra_columns.defined() || g.extra_columns.dim() != 1 || g.extra_columns.size(0) != moves.numel() ||
+        !within(g.extra_columns, g.extra.size(1)))
+      throw Error("gathered_loss: the net's second logits do not match its first");
+  }
+  const auto none = torch::empty({0}, torch::kLong);
+  const auto sum = GatheredBce::apply(g.scores, g.columns.contiguous(), g.extra.defined() ? g.extra : none,
+                                      g.extra.defined() ? g.extra_columns.contiguous() : none,
+                                      targets.to(torch::kFloat32).contiguous(), moves.contiguous());
   return over_all_indices(sum, rows, fixed_off, at::Reduction::Mean);
 }
 

@@ -50,6 +50,11 @@ PolicyNet::PolicyNet() {
 
 void PolicyNet::train_geometric_moves_only() { trained_moves_ = DeviceIndex(geometric_indices()); }
 
+torch::Tensor PolicyNet::Gathered::trained() const {
+  const auto first = scores.index_select(1, columns);
+  return extra.defined() ? first + extra.index_select(1, extra_columns) : first;
+}
+
 PolicyNet::Gathered PolicyNet::forward_gathered(torch::Tensor planes) {
   auto logits = forward_trained(planes).contiguous();
   return {logits, torch::arange(logits.size(1), torch::TensorOptions(torch::kLong).device(logits.device()))};
@@ -220,13 +225,9 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
   head = register_module("head", IndexHead(source));
   by_type = DeviceIndex(type_major);
   by_square = DeviceIndex(square_major);
-  if (c.policy_head == "pairs") {
+  if (c.policy_head == "pairs")
     pairs = register_module(
         "pairs", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 2 * c.channels, 1).bias(false)));
-    std::vector<int64_t> order(type_major.size());
-    std::iota(order.begin(), order.end(), int64_t(0));
-    in_order = DeviceIndex(order);
-  }
   train_geometric_moves_only();
 }
 
@@ -262,19 +263,15 @@ torch::Tensor ResNetImpl::pair_scores(const torch::Tensor& tower_out) {
   return (torch::matmul(query, key.transpose(1, 2)) / std::sqrt(double(width))).reshape({batch, 64 * 64});
 }
 
-torch::Tensor ResNetImpl::forward_trained(torch::Tensor planes) {
-  const Gathered g = forward_gathered(planes);
-  return g.scores.index_select(1, g.columns);
-}
+torch::Tensor ResNetImpl::forward_trained(torch::Tensor planes) { return forward_gathered(planes).trained(); }
 
 PolicyNet::Gathered ResNetImpl::forward_gathered(torch::Tensor planes) {
   if (!pairs) return gather_policy(policy_planes(planes));
   const auto tower_out = tower->forward(stem_forward(planes));
-  const Gathered types = gather_policy(policy(tower_out));
-  const auto device = tower_out.device();
-  const auto trained = types.scores.index_select(1, types.columns) +
-                       pair_scores(tower_out).index_select(1, trained_moves(device));
-  return {trained, in_order.on(device)};
+  Gathered g = gather_policy(policy(tower_out));
+  g.extra = pair_scores(tower_out);
+  g.extra_columns = trained_moves(tower_out.device());
+  return g;
 }
 
 PolicyNet::Gathered ResNetImpl::gather_policy(const torch::Tensor& p) {
@@ -332,10 +329,7 @@ torch::Tensor AttentionNetImpl::forward(torch::Tensor planes) {
   return move_scores(planes).masked_fill(impossible, FIXED_OFF_LOGIT);
 }
 
-torch::Tensor AttentionNetImpl::forward_trained(torch::Tensor planes) {
-  const Gathered g = forward_gathered(planes);
-  return g.scores.index_select(1, g.columns);
-}
+torch::Tensor AttentionNetImpl::forward_trained(torch::Tensor planes) { return forward_gathered(planes).trained(); }
 
 PolicyNet::Gathered AttentionNetImpl::forward_gathered(torch::Tensor planes) {
   const auto scores = move_scores(planes);

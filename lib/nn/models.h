@@ -38,9 +38,14 @@ class PolicyNet : public torch::nn::Module {
   // The trained logits where the forward pass leaves them: forward_trained(planes) is
   // scores.index_select(1, columns), scores [B,N] contiguous in the pass's dtype, columns
   // int64 [K]. The training loss reads them in place (nn/loss.h: no gather, cast or scatter).
-  // Default: the trained logits themselves, columns 0..K-1.
+  // Default: the trained logits themselves, columns 0..K-1. A net with two heads adds a second
+  // source (the resnet's pairs head): logit j is scores[:, columns[j]] + extra[:, extra_columns[j]],
+  // summed by the loss where it reads them (no gather, add or scatter of their own).
   struct Gathered {
     torch::Tensor scores, columns;
+    torch::Tensor extra = {}, extra_columns = {};  // undefined for one source
+    // The trained logits [B,K] composed by torch's ops (evaluation, CUDA, tests).
+    torch::Tensor trained() const;
   };
   virtual Gathered forward_gathered(torch::Tensor planes);
   // The move index of each trained logit (int64 [K], on `device`): the geometric moves in
@@ -162,7 +167,6 @@ struct ResNetImpl : PolicyNet {
   // Where each geometric move's logit lies in the flattened policy planes: at type * 64 + from
   // in the default layout, at from * 64 + type in channels-last (read without a copy).
   DeviceIndex by_type, by_square;
-  DeviceIndex in_order;  // 0 .. 1791: the pairs head's trained logits are already in move order
 };
 TORCH_MODULE(ResNet);
 

@@ -129,9 +129,13 @@ TEST(TrainingLoss, MatchesTorchsOpsForEveryNetPrecisionAndLayout) {
   struct Case {
     const char* kind;
     int hidden, blocks, channels;
+    const char* policy_head = "types";
   };
-  for (const Case& k : {Case{"resnet", 0, 2, 16}, Case{"attention", 32, 1, 16}, Case{"mlp", 64, 0, 0}}) {
-    const ModelConfig c = test::config(k.kind, k.hidden, k.blocks, k.channels);
+  for (const Case& k : {Case{"resnet", 0, 2, 16}, Case{"resnet", 0, 2, 16, "pairs"}, Case{"attention", 32, 1, 16},
+                        Case{"mlp", 64, 0, 0}}) {
+    ModelConfig c = test::config(k.kind, k.hidden, k.blocks, k.channels);
+    c.policy_head = k.policy_head;
+    c = c.resolved();
     auto net = make_model(c);
     net->train();
     const auto planes = torch::randn({37, c.input_planes(), 8, 8});
@@ -139,7 +143,7 @@ TEST(TrainingLoss, MatchesTorchsOpsForEveryNetPrecisionAndLayout) {
     for (const bool channels_last : {false, true}) {
       if (channels_last) choose_memory_format(*net);
       for (const Precision precision : {Precision::FP32, Precision::BF16}) {
-        SCOPED_TRACE(testing::Message() << k.kind << (channels_last ? " channels-last " : " ")
+        SCOPED_TRACE(testing::Message() << c.describe() << (channels_last ? " channels-last " : " ")
                                         << precision_name(precision));
         const auto ops = step(*net, planes, targets, precision, false);
         const auto node = step(*net, planes, targets, precision, true);
@@ -162,21 +166,53 @@ TEST(TrainingLoss, TheSameValueForAnyThreadCount) {
   const auto moves = torch::randperm(4096, torch::kLong).slice(0, 0, 1792);
   const auto targets = (torch::rand({64, 4096}) < 0.02).to(torch::kFloat32);
   const int threads = at::get_num_threads();
-  std::vector<double> losses;
-  std::vector<torch::Tensor> gradients;
-  for (const int n : {1, 2, 3}) {
-    at::set_num_threads(n);
-    torch::manual_seed(5);  // the same scores and columns each time
-    const auto scores = (torch::randn({64, 4096}) * 8).to(torch::kBFloat16).requires_grad_(true);
-    const auto loss = gathered_loss({scores, torch::randperm(4096, torch::kLong).slice(0, 0, 1792)}, targets, moves);
-    loss.backward();
-    losses.push_back(loss.item<double>());
-    gradients.push_back(scores.grad());
+  for (const bool two_sources : {false, true}) {
+    std::vector<double> losses;
+    std::vector<torch::Tensor> gradients, extra_gradients;
+    for (const int n : {1, 2, 3}) {
+      at::set_num_threads(n);
+      torch::manual_seed(5);  // the same scores and columns each time
+      const auto scores = (torch::randn({64, 4096}) * 8).to(torch::kBFloat16).requires_grad_(true);
+      PolicyNet::Gathered g{scores, torch::randperm(4096, torch::kLong).slice(0, 0, 1792)};
+      if (two_sources) {
+        g.extra = (torch::randn({64, 4096}) * 4).requires_grad_(true);
+        g.extra_columns = torch::randperm(4096, torch::kLong).slice(0, 0, 1792);
+      }
+      const auto loss = gathered_loss(g, targets, moves);
+      loss.backward();
+      losses.push_back(loss.item<double>());
+      gradients.push_back(scores.grad());
+      if (two_sources) extra_gradients.push_back(g.extra.grad());
+    }
+    at::set_num_threads(threads);
+    for (size_t i = 1; i < losses.size(); ++i) {
+      EXPECT_EQ(losses[i], losses[0]);
+      EXPECT_TRUE(torch::equal(gradients[i], gradients[0]));
+      if (two_sources) EXPECT_TRUE(torch::equal(extra_gradients[i], extra_gradients[0]));
+    }
   }
-  at::set_num_threads(threads);
-  for (size_t i = 1; i < losses.size(); ++i) {
-    EXPECT_EQ(losses[i], losses[0]);
-    EXPECT_TRUE(torch::equal(gradients[i], gradients[0]));
+}
+
+// Two sources (the resnet's pairs head): the loss of their sum at the columns, and each source's
+// gradient is the sum's, scattered to its own columns, whatever their dtypes.
+TEST(TrainingLoss, TwoSourcesAreTheLossOfTheirSum) {
+  torch::manual_seed(6);
+  const auto moves = torch::randperm(4096, torch::kLong).slice(0, 0, 1792);
+  const auto targets = (torch::rand({16, 4096}) < 0.03).to(torch::kFloat32);
+  for (const auto dtype : {torch::kFloat32, torch::kBFloat16}) {
+    const auto a = (torch::randn({16, 4096}) * 6).to(dtype).requires_grad_(true);
+    const auto b = (torch::randn({16, 4096}) * 3).requires_grad_(true);  // fp32 beside either
+    const auto ca = torch::randperm(4096, torch::kLong).slice(0, 0, 1792), cb = torch::randperm(4096, torch::kLong).slice(0, 0, 1792);
+    const auto loss = gathered_loss({a, ca, b, cb}, targets, moves);
+    loss.backward();
+    const auto a64 = a.detach().to(torch::kFloat64).requires_grad_(true), b64 = b.detach().to(torch::kFloat64).requires_grad_(true);
+    const auto z = a64.index_select(1, ca) + b64.index_select(1, cb);
+    const auto expected = policy_loss({z, targets.to(torch::kFloat64).index_select(1, moves), 4096 - 1792});
+    expected.backward();
+    EXPECT_NEAR(loss.item<double>(), expected.item<double>(), 1e-5 * expected.item<double>());
+    EXPECT_LT(relative_error(a.grad().to(torch::kFloat64), a64.grad()), dtype == torch::kFloat32 ? 1e-5 : 1e-2);
+    EXPECT_LT(relative_error(b.grad().to(torch::kFloat64), b64.grad()), 1e-5);
+    EXPECT_EQ(a.grad().scalar_type(), dtype);
   }
 }
 
@@ -191,6 +227,11 @@ TEST(TrainingLoss, RefusesLogitsItCannotRead) {
   EXPECT_THROW(gathered_loss({torch::zeros({2, 4}), moves}, torch::zeros({2, 64}), moves), Error);
   EXPECT_THROW(gathered_loss({torch::zeros({8}), moves}, targets, moves), Error);
   EXPECT_NO_THROW(gathered_loss({torch::zeros({2, 4}), moves}, targets, moves));
+  // a second source of other rows, columns past its width, or without columns
+  EXPECT_THROW(gathered_loss({torch::zeros({2, 4}), moves, torch::zeros({3, 4}), moves}, targets, moves), Error);
+  EXPECT_THROW(gathered_loss({torch::zeros({2, 4}), moves, torch::zeros({2, 4}), moves + 1}, targets, moves), Error);
+  EXPECT_THROW(gathered_loss({torch::zeros({2, 4}), moves, torch::zeros({2, 4}), {}}, targets, moves), Error);
+  EXPECT_NO_THROW(gathered_loss({torch::zeros({2, 4}), moves, torch::zeros({2, 8}), moves + 4}, targets, moves));
 }
 
 }  // namespace
