@@ -277,6 +277,7 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/model/heads --heads",
                                              "/model/squeeze_excitation --se",
                                              "/model/mixing --mixing",
+                                             "/model/policy_head --policy-head",
                                              "/model/input_kind --inputs",
                                              "/model/geometric_head --full-head",
                                              "/batch_size --batch-size",
