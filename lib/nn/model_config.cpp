@@ -166,7 +166,7 @@ constexpr ConfigKey CONFIG_KEYS[] = {
     {"heads", KeyType::SIZE, "0"},  // before the attention model
     {"squeeze_excitation", KeyType::BOOL, nullptr},
     {"geometric_head", KeyType::BOOL, nullptr},
-    {"mixing", KeyType::STRING, "\"none\""},  // before line mixing
+    {"mixing", KeyType::STRING, "\"none\""},        // before line mixing
     {"policy_head", KeyType::STRING, "\"types\""},  // before the pairs head
     // "inputs" in files written before the name was made one; neither before the attack planes
     // (the predecessor's planes then): from_json reads "inputs" in its place.

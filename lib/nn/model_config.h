@@ -96,8 +96,8 @@ struct ModelConfig {
   // without biases and norms. resolved() checks it against MAX_PARAMETERS, and a model file's
   // tensors must hold at least this many floats before its net is built.
   int64_t min_parameters() const;
-  // "resnet 6x32", "resnet 6x32 lines", "resnet 6x32 pairs", "mlp 4096", "conv 8x128 fc 1024", "attention 6x64 h4 ff128", then the
-  // inputs when they are not the predecessor's planes: "resnet 6x32 +state".
+  // "resnet 6x32", "resnet 6x32 lines", "resnet 6x32 pairs", "mlp 4096", "conv 8x128 fc 1024", "attention 6x64 h4
+  // ff128", then the inputs when they are not the predecessor's planes: "resnet 6x32 +state".
   std::string describe() const;
 };
 

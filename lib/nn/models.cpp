@@ -226,8 +226,8 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
   by_type = DeviceIndex(type_major);
   by_square = DeviceIndex(square_major);
   if (c.policy_head == "pairs")
-    pairs = register_module(
-        "pairs", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 2 * c.channels, 1).bias(false)));
+    pairs = register_module("pairs",
+                            torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 2 * c.channels, 1).bias(false)));
   train_geometric_moves_only();
 }
 

@@ -202,10 +202,12 @@ TEST(TrainingLoss, TwoSourcesAreTheLossOfTheirSum) {
   for (const auto dtype : {torch::kFloat32, torch::kBFloat16}) {
     const auto a = (torch::randn({16, 4096}) * 6).to(dtype).requires_grad_(true);
     const auto b = (torch::randn({16, 4096}) * 3).requires_grad_(true);  // fp32 beside either
-    const auto ca = torch::randperm(4096, torch::kLong).slice(0, 0, 1792), cb = torch::randperm(4096, torch::kLong).slice(0, 0, 1792);
+    const auto ca = torch::randperm(4096, torch::kLong).slice(0, 0, 1792),
+               cb = torch::randperm(4096, torch::kLong).slice(0, 0, 1792);
     const auto loss = gathered_loss({a, ca, b, cb}, targets, moves);
     loss.backward();
-    const auto a64 = a.detach().to(torch::kFloat64).requires_grad_(true), b64 = b.detach().to(torch::kFloat64).requires_grad_(true);
+    const auto a64 = a.detach().to(torch::kFloat64).requires_grad_(true),
+               b64 = b.detach().to(torch::kFloat64).requires_grad_(true);
     const auto z = a64.index_select(1, ca) + b64.index_select(1, cb);
     const auto expected = policy_loss({z, targets.to(torch::kFloat64).index_select(1, moves), 4096 - 1792});
     expected.backward();

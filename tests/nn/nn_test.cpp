@@ -242,7 +242,8 @@ TEST(Models, TheConfigRoundTripsAndOldFilesMeanThePredecessorsPlanes) {
 
 TEST(Models, ATinyNetOverfitsASmallBatch) {
   const Batch b = batch_of_all(first_rows(64));
-  for (const auto& c : {config("resnet", 0, 2, 16), lines(config("resnet", 0, 2, 16)), pairs(config("resnet", 0, 2, 16))}) {
+  for (const auto& c :
+       {config("resnet", 0, 2, 16), lines(config("resnet", 0, 2, 16)), pairs(config("resnet", 0, 2, 16))}) {
     torch::manual_seed(1);
     auto net = make_model(c);
     torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(3e-3));
