@@ -169,9 +169,12 @@ torch::Tensor gathered_loss(const PolicyNet::Gathered& g, const torch::Tensor& t
   if (g.scores.dim() != 2 || g.columns.dim() != 1 || moves.dim() != 1)
     throw Error("gathered_loss: expected logits [B,N] and column lists [K]");
   const int64_t rows = g.scores.size(0), fixed_off = encode::MOVE_INDICES - moves.numel();
-  const auto type = g.scores.scalar_type();
-  if (!g.scores.device().is_cpu() || (type != at::kFloat && type != at::kBFloat16) || !g.scores.is_contiguous() ||
-      g.columns.size(0) != moves.numel())
+  // Logits the node reads through raw pointers: fp32 or bf16 rows, contiguous, on the CPU.
+  auto readable = [](const torch::Tensor& scores) {
+    const auto type = scores.scalar_type();
+    return scores.device().is_cpu() && (type == at::kFloat || type == at::kBFloat16) && scores.is_contiguous();
+  };
+  if (!readable(g.scores) || g.columns.size(0) != moves.numel())
     throw Error("gathered_loss: the net's trained logits are not fp32 or bf16 rows of " +
                 std::to_string(moves.numel()) + " columns");
   // The columns are the model's own tables, checked on every call against the widths they index
@@ -182,14 +185,10 @@ torch::Tensor gathered_loss(const PolicyNet::Gathered& g, const torch::Tensor& t
   if (!within(g.columns, g.scores.size(1)) || !within(moves, encode::MOVE_INDICES) || targets.dim() != 2 ||
       targets.size(0) != rows || targets.size(1) != encode::MOVE_INDICES)
     throw Error("gathered_loss: the logits' columns or the targets do not match the net's scores");
-  if (g.extra.defined()) {
-    const auto extra_type = g.extra.scalar_type();
-    if (g.extra.dim() != 2 || g.extra.size(0) != rows || !g.extra.device().is_cpu() ||
-        (extra_type != at::kFloat && extra_type != at::kBFloat16) || !g.extra.is_contiguous() ||
-        !g.extra_columns.defined() || g.extra_columns.dim() != 1 || g.extra_columns.size(0) != moves.numel() ||
-        !within(g.extra_columns, g.extra.size(1)))
-      throw Error("gathered_loss: the net's second logits do not match its first");
-  }
+  if (g.extra.defined() && (g.extra.dim() != 2 || g.extra.size(0) != rows || !readable(g.extra) ||
+                            !g.extra_columns.defined() || g.extra_columns.dim() != 1 ||
+                            g.extra_columns.size(0) != moves.numel() || !within(g.extra_columns, g.extra.size(1))))
+    throw Error("gathered_loss: the net's second logits do not match its first");
   const auto none = torch::empty({0}, torch::kLong);
   const auto sum = GatheredBce::apply(g.scores, g.columns.contiguous(), g.extra.defined() ? g.extra : none,
                                       g.extra.defined() ? g.extra_columns.contiguous() : none,
