@@ -259,7 +259,14 @@ TEST(TrainTable, ChoicesRoundTripAndEveryArchitectureHasItsRate) {
             "unknown optimizer 'nonesuch\\x1b' (expected adam | adamw | sgd)");
   EXPECT_EQ(test::error_of([] { find_choice(DATA_MODES, "nonesuch", "data mode"); }),
             "unknown data mode 'nonesuch' (expected auto | memory | stream)");
-  for (const nn::ModelSpec& spec : nn::MODEL_SPECS) EXPECT_GT(choice_of(DEFAULT_LRS, spec.value).lr, 0) << spec.name;
+  for (const nn::ModelSpec& spec : nn::MODEL_SPECS) {
+    const ArchitectureDefaults& defaults = choice_of(ARCHITECTURE_DEFAULTS, spec.value);
+    EXPECT_GT(defaults.lr, 0) << spec.name;
+    nn::ModelConfig c;  // each kind's default head is one its nets have
+    c.kind = spec.value;
+    c.policy_head = defaults.policy_head;
+    EXPECT_NO_THROW(c.resolved()) << spec.name;
+  }
 }
 
 // --resume keeps what it kept before the table: the net's options inside options.json's

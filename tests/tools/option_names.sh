@@ -60,10 +60,14 @@ small=(-q --data d.h5 --hidden 16 --max-steps 2 --batch-size 16 --eval-every 2 -
 [[ $(json r0/options.json '["position_ply_limit"]') == 30 ]] || fail "train --position-ply-limit 30"
 [[ $(json r0/options.json '["input_kind"]') == state ]] || fail "options.json has no input_kind"
 [[ $(json r0.json '["steps"]') == 2 ]] || fail "train --report: $(cat r0.json)"
-# --lr left out is the architecture's (run::DEFAULT_LRS), recorded as the value used.
+# --lr and --policy-head left out are the architecture's (run::ARCHITECTURE_DEFAULTS), recorded as the values used.
 [[ $(json r0/options.json '["lr"]') == 0.002 ]] || fail "train --arch mlp without --lr: $(json r0/options.json '["lr"]')"
 "$bin/train" "${small[@]}" --out r5 --arch resnet --blocks 1 --channels 4 || fail "train --arch resnet"
 [[ $(json r5/options.json '["lr"]') == 0.01 ]] || fail "train --arch resnet without --lr: $(json r5/options.json '["lr"]')"
+[[ $(json r5/options.json '["model"]["policy_head"]') == pairs ]] || fail "train --arch resnet without --policy-head"
+[[ $(json r0/options.json '["model"]["policy_head"]') == types ]] || fail "train --arch mlp without --policy-head"
+"$bin/train" "${small[@]}" --out r8 --arch resnet --blocks 1 --channels 4 --policy-head types || fail "--policy-head types"
+[[ $(json r8/options.json '["model"]["policy_head"]') == types ]] || fail "train --policy-head types"
 "$bin/train" "${small[@]}" --out r7 --arch resnet --blocks 1 --channels 4 --lr 3e-3 || fail "train --lr 3e-3"
 [[ $(json r7/options.json '["lr"]') == 0.003 ]] || fail "train --lr 3e-3: $(json r7/options.json '["lr"]')"
 ok_warns "train: --model is deprecated, use --arch" "$bin/train" "${small[@]}" --out r1 --model mlp
@@ -85,6 +89,9 @@ refused "^train: --precision: fp16 not in \{auto,fp32,tf32,bf16\}" "$bin/train" 
 refused "^evaluate: --precision: fp16 not in" "$bin/evaluate" --model r0/model.safetensors --precision fp16
 refused "^train: --channels: Value 8192 not in range 0 to 4096" "$bin/train" --data d.h5 --out r6 --channels 8192
 refused "^train: --heads: Value 65 not in range 0 to 64" "$bin/train" --data d.h5 --out r6 --heads 65
+err=$("$bin/train" "${small[@]}" --out r6 --arch mlp --policy-head pairs 2>&1) && fail "train --arch mlp --policy-head pairs ran"
+[[ $err == "train: policy head 'pairs' is a resnet option, not mlp's" && ! -e r6 ]] || fail "--arch mlp --policy-head pairs: $err"
+refused "^train: --policy-head: lines not in \{auto,types,pairs\}" "$bin/train" --data d.h5 --out r6 --policy-head lines
 
 # --help shows the defaults of the option structs, not copies.
 help=$("$bin/train" --help)

@@ -23,7 +23,8 @@ std::string architectures_help() {
 
 std::string learning_rate_help() {
   std::string help = "Peak learning rate; 0 or left out: the architecture's (";
-  for (const DefaultLr& row : DEFAULT_LRS) help += fmt::format("{} {:g}, ", nn::model_spec(row.value).name, row.lr);
+  for (const ArchitectureDefaults& row : ARCHITECTURE_DEFAULTS)
+    help += fmt::format("{} {:g}, ", nn::model_spec(row.value).name, row.lr);
   help.replace(help.size() - 2, 2, ")");
   return help;
 }
@@ -106,8 +107,9 @@ Rows model_rows() {
           .keep_on_resume(),
       R::value(MODEL_FIELD(policy_head), "--policy-head", "model/policy_head",
                "resnet: types (a move's logit from its from-square, by move type), or pairs (types plus a "
-               "query of the from-square times a key of the to-square)")
-          .validator(CLI::IsMember({"types", "pairs"}))
+               "query of the from-square times a key of the to-square); auto: pairs for a resnet, types "
+               "(the only head) for the others")
+          .validator(CLI::IsMember({"auto", "types", "pairs"}))
           .show_default()
           .inside_fact()
           .keep_on_resume(),

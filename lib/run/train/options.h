@@ -43,18 +43,23 @@ inline constexpr std::array<DataModeSpec, 3> DATA_MODES{{
     {DataMode::STREAM, "stream"},
 }};
 
-// train's peak learning rate when --lr is left out, by architecture. The resnet's was measured
-// (docs/benchmarks.md, issue 24: 2e-3 to 3.2e-2 tried; 1e-2 took the default from 84.9% to 95.7%
-// clean games at the same steps); the others keep the 2e-3 they were run with, not tuned.
-struct DefaultLr {
+// What train takes for the options left out, by architecture.
+// - lr, the peak learning rate (--lr 0): the resnet's was measured (docs/benchmarks.md, issue 24:
+//   2e-3 to 3.2e-2 tried; 1e-2 took the default from 84.9% to 95.7% clean games at the same
+//   steps); the others keep the 2e-3 they were run with, not tuned.
+// - policy_head (--policy-head auto): the resnet's pairs head took the default's placements from
+//   86.6% to 92.4% exact sets at 6,000 steps and gave at 25,000 what the move-type head needed
+//   37,500 for (issue 36); the other kinds have one head.
+struct ArchitectureDefaults {
   nn::ModelKind value;
   double lr;
+  const char* policy_head;
 };
-inline constexpr std::array<DefaultLr, 4> DEFAULT_LRS{{
-    {nn::ModelKind::MLP, 2e-3},
-    {nn::ModelKind::CONV, 2e-3},
-    {nn::ModelKind::RESNET, 1e-2},
-    {nn::ModelKind::ATTENTION, 2e-3},
+inline constexpr std::array<ArchitectureDefaults, 4> ARCHITECTURE_DEFAULTS{{
+    {nn::ModelKind::MLP, 2e-3, "types"},
+    {nn::ModelKind::CONV, 2e-3, "types"},
+    {nn::ModelKind::RESNET, 1e-2, "pairs"},
+    {nn::ModelKind::ATTENTION, 2e-3, "types"},
 }};
 
 struct TrainOptions {
@@ -64,13 +69,15 @@ struct TrainOptions {
   uint64_t val_max = 20000;       // positions used for each validation pass
   std::string report;             // the run's JSON summary (--report), written by rank 0
   std::string out;                // run folder: model.safetensors, checkpoint.safetensors, metrics.csv, options.json
-  nn::ModelConfig model;          // the architecture (--arch and its sizes, --inputs)
+  // The architecture (--arch and its sizes, --inputs); its policy head "auto" is the
+  // architecture's (ARCHITECTURE_DEFAULTS), resolved with the sizes before the run.
+  nn::ModelConfig model{.policy_head = "auto"};
   int epochs = 1;
   int64_t max_steps = 0;  // 0: epochs decide
   double max_time = 0;    // seconds of training; 0: no limit
   double time_budget = 0;  // minutes: max_steps fixed from a measured step rate before the run; 0: none
   int batch_size = 256;
-  double lr = 0;  // peak learning rate; 0: the architecture's (DEFAULT_LRS)
+  double lr = 0;  // peak learning rate; 0: the architecture's (ARCHITECTURE_DEFAULTS)
   Optimizer optimizer = Optimizer::ADAM;
   double weight_decay = 0;
   double warmup = 0.02;               // share of the steps with a linear warm-up

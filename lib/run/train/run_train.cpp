@@ -116,9 +116,11 @@ TrainReport run_loop(TrainingLoop& loop, train::BatchLoader& loader, const Train
 // and its optimizer, then the loop.
 TrainReport run_train(const TrainOptions& given) {
   validate(given);
-  const nn::ModelConfig model = given.model.resolved();
   TrainOptions o = given;  // with the architecture's defaults, as options.json records them
-  if (o.lr == 0) o.lr = choice_of(DEFAULT_LRS, model.kind).lr;
+  const ArchitectureDefaults& defaults = choice_of(ARCHITECTURE_DEFAULTS, o.model.kind);
+  if (o.model.policy_head == "auto") o.model.policy_head = defaults.policy_head;
+  if (o.lr == 0) o.lr = defaults.lr;
+  const nn::ModelConfig model = o.model.resolved();
   const torch::Device device = run_device(o);
   const nn::Precision precision = nn::resolve_precision(o.compute_precision, device);
   o.kernels = nn::resolve_kernels(o.kernels, device, precision);  // options.json records what ran
