@@ -16,7 +16,8 @@
 // that a slow spell of a shared machine does not land on one of them.
 // ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 with precision fp32 imitates an
 // AVX2-only CPU (the header line says so).
-// Usage: legalnet_step_profile DATASET.h5 [PRECISION=fp32] [BATCH=256] [STEPS=20] [ROUNDS=3] [THREADS=0]
+// HEAD is the resnet's policy head (train --policy-head): auto, the default, is what train builds.
+// Usage: legalnet_step_profile DATASET.h5 [PRECISION=fp32] [BATCH=256] [STEPS=20] [ROUNDS=3] [THREADS=0] [HEAD=auto]
 #include <fmt/core.h>
 #include <immintrin.h>
 
@@ -33,8 +34,10 @@
 #include "nn/loss.h"
 #include "nn/models.h"
 #include "nn/precision.h"
+#include "run/train/options.h"
 #include "train/batches.h"
 #include "train/training_data.h"
+#include "util/choices.h"
 #include "util/process.h"
 
 using namespace legalnet;
@@ -120,7 +123,8 @@ constexpr int N_PARTS = 7;
 int main(int argc, char** argv) {
   ensure_passive_openmp(argv);
   if (argc < 2) {
-    fmt::print(stderr, "usage: {} DATASET.h5 [PRECISION=fp32] [BATCH=256] [STEPS=20] [ROUNDS=3] [THREADS=0]\n",
+    fmt::print(stderr,
+               "usage: {} DATASET.h5 [PRECISION=fp32] [BATCH=256] [STEPS=20] [ROUNDS=3] [THREADS=0] [HEAD=auto]\n",
                argv[0]);
     return 2;
   }
@@ -130,7 +134,10 @@ int main(int argc, char** argv) {
   const int rounds = argc > 5 ? std::atoi(argv[5]) : 3;
   keep_freed_memory();
   configure_threads(argc > 6 ? std::atoi(argv[6]) : 0);
-  const ModelConfig c = ModelConfig{}.resolved();
+  ModelConfig wanted;  // the default resnet, with the head train gives it
+  wanted.policy_head = argc > 7 ? argv[7] : "auto";
+  if (wanted.policy_head == "auto") wanted.policy_head = choice_of(run::ARCHITECTURE_DEFAULTS, wanted.kind).policy_head;
+  const ModelConfig c = wanted.resolved();
   LoadOptions load;
   load.quiet = true;
   load.max_rows = uint64_t(batch) * 16;
@@ -180,12 +187,11 @@ int main(int argc, char** argv) {
       {
         AutocastScope autocast(precision, torch::kCPU);
         t0 = Clock::now();
-        tower = model->tower->forward(model->stem_forward(planes));
+        tower = model->tower_forward(planes);
         p[1] = seconds_since(t0);
         t0 = Clock::now();
         cut = tower.detach().requires_grad_(true);
-        const auto policy = model->policy(cut);
-        const PolicyNet::Gathered gathered = model->gather_policy(policy);
+        const PolicyNet::Gathered gathered = model->head_forward(cut);
         p[2] = seconds_since(t0);
         t0 = Clock::now();
         loss = gathered_loss(gathered, b.targets, moves);  // train's loss (nn::training_loss)

@@ -18,7 +18,8 @@
 // batches already on the GPU and through the memory and stream loaders (which copy each batch
 // from pinned memory), timed between torch::cuda::synchronize() calls. Without DEVICE, or with
 // DEVICE=cpu, the output is the CPU's above. Every variant runs the kernels train's --kernels
-// auto would (nn/board_conv.h: the board kernels for a resnet on a CPU in fp32).
+// auto would (nn/board_conv.h: the board kernels for a resnet on a CPU in fp32), on the policy
+// head train's --policy-head auto gives the kind (a resnet's pairs head).
 // Usage: [DEVICE=cuda] legalnet_train_bench DATASET.h5 KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS]
 //        [ROUNDS] [INPUTS]
 #include <fmt/core.h>
@@ -32,7 +33,9 @@
 #include "nn/loss.h"
 #include "nn/models.h"
 #include "nn/precision.h"
+#include "run/train/options.h"
 #include "train/stream.h"
+#include "util/choices.h"
 #include "util/process.h"
 
 using namespace legalnet;
@@ -116,6 +119,7 @@ int main(int argc, char** argv) {
   c.blocks = std::atoi(argv[4]);
   c.channels = std::atoi(argv[5]);
   c.inputs = encode::parse_input_kind(argc > 10 ? argv[10] : "state");
+  c.policy_head = choice_of(run::ARCHITECTURE_DEFAULTS, c.kind).policy_head;  // train's --policy-head auto
   c = c.resolved();
   const char* device_spec = std::getenv("DEVICE");
   torch::Device device = torch::kCPU;

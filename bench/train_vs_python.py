@@ -29,6 +29,8 @@ def main(path, kind, hidden, blocks, channels, steps=60, batch=256, threads=2, i
               "channels": channels, "heads": 4, "squeeze_excitation": False,
               # FULL_HEAD=1: the predecessor's own models, with a 4096-wide last layer.
               "geometric_head": kind in ("resnet", "attention") or os.environ.get("FULL_HEAD") != "1",
+              # train's --policy-head auto, as legalnet_train_bench builds it.
+              "policy_head": "pairs" if kind == "resnet" else "types",
               "inputs": inputs}
     device = torch.device(os.environ.get("DEVICE") or "cpu")
     precision = os.environ.get("PRECISION") or "fp32"
@@ -68,6 +70,7 @@ def main(path, kind, hidden, blocks, channels, steps=60, batch=256, threads=2, i
     _synchronize(device)
     rate = steps * batch / (time.perf_counter() - start)
     head = "1792-wide head" if config["geometric_head"] else "4096-wide head"
+    head += ", pairs" if config["policy_head"] == "pairs" else ""
     spin = f", GOMP_SPINCOUNT={os.environ['GOMP_SPINCOUNT']}" if "GOMP_SPINCOUNT" in os.environ else ""
     where = f"{device}, " if device.type != "cpu" else ""
     what = {"fp32": "fp32", "tf32": "tf32", "bf16": "bf16 autocast"}[precision]

@@ -233,8 +233,10 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
 
 torch::Tensor ResNetImpl::policy_planes(torch::Tensor planes) {
   // planes [B,C,8,8] -> tower [B,channels,8,8] -> policy [B,64,8,8]
-  return policy(tower->forward(stem_forward(planes)));
+  return policy(tower_forward(planes));
 }
+
+torch::Tensor ResNetImpl::tower_forward(torch::Tensor planes) { return tower->forward(stem_forward(planes)); }
 
 torch::Tensor ResNetImpl::stem_forward(torch::Tensor planes) {
   return norm_relu(stem_bn, conv3x3(stem, planes, kernels), kernels);
@@ -265,12 +267,14 @@ torch::Tensor ResNetImpl::pair_scores(const torch::Tensor& tower_out) {
 
 torch::Tensor ResNetImpl::forward_trained(torch::Tensor planes) { return forward_gathered(planes).trained(); }
 
-PolicyNet::Gathered ResNetImpl::forward_gathered(torch::Tensor planes) {
-  if (!pairs) return gather_policy(policy_planes(planes));
-  const auto tower_out = tower->forward(stem_forward(planes));
+PolicyNet::Gathered ResNetImpl::forward_gathered(torch::Tensor planes) { return head_forward(tower_forward(planes)); }
+
+PolicyNet::Gathered ResNetImpl::head_forward(const torch::Tensor& tower_out) {
   Gathered g = gather_policy(policy(tower_out));
-  g.extra = pair_scores(tower_out);
-  g.extra_columns = trained_moves(tower_out.device());
+  if (pairs) {
+    g.extra = pair_scores(tower_out);
+    g.extra_columns = trained_moves(tower_out.device());
+  }
   return g;
 }
 

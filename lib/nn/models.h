@@ -148,10 +148,15 @@ struct ResNetImpl : PolicyNet {
   torch::Tensor forward(torch::Tensor planes) override;
   torch::Tensor forward_trained(torch::Tensor planes) override;
   Gathered forward_gathered(torch::Tensor planes) override;
-  // The trained logits within the policy planes (forward_gathered after the head).
+  // The trained logits within the policy planes.
   Gathered gather_policy(const torch::Tensor& policy_planes);
   // The policy planes [B,64 move types,8,8] (in the layout of the weights).
   torch::Tensor policy_planes(torch::Tensor planes);
+  // The stem and the residual tower: [B,channels,8,8].
+  torch::Tensor tower_forward(torch::Tensor planes);
+  // The policy head on the tower's output: the move-type logits, plus the pairs head's scores
+  // as the second source when the net has it (forward_gathered after the tower).
+  Gathered head_forward(const torch::Tensor& tower_out);
   // The pairs head's (from, to) scores [B,4096] at move index from * 64 + to, from the tower's
   // output [B,channels,8,8].
   torch::Tensor pair_scores(const torch::Tensor& tower_out);
