@@ -29,11 +29,11 @@
 #include <map>
 
 #include "nn/board_conv.h"
-#include "nn/tile_gemm.h"
 #include "nn/device.h"
 #include "nn/loss.h"
 #include "nn/models.h"
 #include "nn/precision.h"
+#include "nn/tile_gemm.h"
 #include "run/train/options.h"
 #include "train/batches.h"
 #include "train/training_data.h"

@@ -27,13 +27,13 @@
 #include <algorithm>
 #include <chrono>
 
-#include "train/batches.h"
 #include "nn/board_conv.h"
 #include "nn/device.h"
 #include "nn/loss.h"
 #include "nn/models.h"
 #include "nn/precision.h"
 #include "run/train/options.h"
+#include "train/batches.h"
 #include "train/stream.h"
 #include "util/choices.h"
 #include "util/process.h"
