@@ -10,8 +10,25 @@ or export ``OMP_WAIT_POLICY=PASSIVE``: torch's spinning OpenMP threads made infe
 slower on 2 cores.
 """
 import os
+import signal
 import sys
 
+# `python -m legalnet` imports this package before __main__.py can catch anything, and torch
+# takes seconds to load: Ctrl-C then is the same one line and status 130 (sys.argv[0] is "-m"
+# while Python locates the module). A Ctrl-C inside a C extension's own import (numpy's of
+# datetime) can come out as an ImportError that no longer says so, so the command line notes
+# the signal itself while it imports; a program that imports the package keeps its handler.
+_COMMAND_LINE = sys.argv[:1] == ["-m"]
+_interrupted = []
+
+
+def _note_interrupt(signum, frame):
+    _interrupted.append(signum)
+    raise KeyboardInterrupt
+
+
+if _COMMAND_LINE and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _note_interrupt)
 try:
     import numpy as np
     import torch
@@ -24,14 +41,14 @@ try:
     from .model_file import load_model, save_model
     from .models import LegalNet
     from .moves import GEOMETRIC, decode_move, move_index, to_board_order
-except KeyboardInterrupt:
-    # `python -m legalnet` imports this package before __main__.py can catch anything, and torch
-    # takes seconds to load: Ctrl-C then is the same one line and status 130 (sys.argv[0] is
-    # "-m" while Python locates the module).
-    if sys.argv[:1] == ["-m"]:
+except (KeyboardInterrupt, ImportError) as e:
+    if _COMMAND_LINE and (isinstance(e, KeyboardInterrupt) or _interrupted):
         sys.stderr.write("legalnet: interrupted\n")
         os._exit(130)
     raise
+finally:
+    if signal.getsignal(signal.SIGINT) is _note_interrupt:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from ._version import __version__
 __all__ = ["BatchReader", "BlockShuffleSampler", "BoardState", "DEFAULT_INPUT_KIND", "Dataset", "GEOMETRIC", "INPUT_KINDS", "LegalNet",
