@@ -42,7 +42,8 @@ def main():
     torch.manual_seed(a.seed)
 
     config = {"kind": "resnet", "blocks": 6, "channels": 32, "hidden": 0, "heads": 0,
-              "squeeze_excitation": False, "geometric_head": True, "inputs": a.inputs}
+              "squeeze_excitation": False, "geometric_head": True, "inputs": a.inputs,
+              "policy_head": "pairs"}  # train's --policy-head auto for a resnet
     model = legalnet.LegalNet(config).train()
     optimizer = torch.optim.Adam(model.parameters(), lr=a.lr)
     batches = legalnet.BatchReader(a.dataset, inputs=model.inputs, batch_size=a.batch, seed=a.seed)
