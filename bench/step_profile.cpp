@@ -37,7 +37,6 @@
 #include "run/train/options.h"
 #include "train/batches.h"
 #include "train/training_data.h"
-#include "util/choices.h"
 #include "util/process.h"
 
 using namespace legalnet;
@@ -136,8 +135,7 @@ int main(int argc, char** argv) {
   configure_threads(argc > 6 ? std::atoi(argv[6]) : 0);
   ModelConfig wanted;  // the default resnet, with the head train gives it
   wanted.policy_head = argc > 7 ? argv[7] : "auto";
-  if (wanted.policy_head == "auto") wanted.policy_head = choice_of(run::ARCHITECTURE_DEFAULTS, wanted.kind).policy_head;
-  const ModelConfig c = wanted.resolved();
+  const ModelConfig c = run::trained_model(wanted);
   LoadOptions load;
   load.quiet = true;
   load.max_rows = uint64_t(batch) * 16;

@@ -35,7 +35,6 @@
 #include "run/train/options.h"
 #include "train/batches.h"
 #include "train/stream.h"
-#include "util/choices.h"
 #include "util/process.h"
 
 using namespace legalnet;
@@ -119,8 +118,8 @@ int main(int argc, char** argv) {
   c.blocks = std::atoi(argv[4]);
   c.channels = std::atoi(argv[5]);
   c.inputs = encode::parse_input_kind(argc > 10 ? argv[10] : "state");
-  c.policy_head = choice_of(run::ARCHITECTURE_DEFAULTS, c.kind).policy_head;  // train's --policy-head auto
-  c = c.resolved();
+  c.policy_head = "auto";  // the head train gives the kind
+  c = run::trained_model(c);
   const char* device_spec = std::getenv("DEVICE");
   torch::Device device = torch::kCPU;
   try {

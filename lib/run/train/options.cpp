@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "run/device_rows.h"
+#include "util/choices.h"
 #include "util/error.h"
 
 namespace legalnet::run {
@@ -264,6 +265,11 @@ void validate(const TrainOptions& o) {
   if (o.time_budget > 0 && o.resume)
     throw Error("--time-budget with --resume: give the run's --max-steps instead (its options.json's max_steps): a new "
                 "measure would change the run's length and its schedule");
+}
+
+nn::ModelConfig trained_model(nn::ModelConfig wanted) {
+  if (wanted.policy_head == "auto") wanted.policy_head = choice_of(ARCHITECTURE_DEFAULTS, wanted.kind).policy_head;
+  return wanted.resolved();
 }
 
 std::vector<train::KeptOption> kept_on_resume() {

@@ -113,6 +113,11 @@ extern const options::Table<TrainOptions> TRAIN_TABLE;
 // nothing): throws legalnet::Error naming the option.
 void validate(const TrainOptions& o);
 
+// The net train builds from `wanted`: its policy head "auto" as the architecture's
+// (ARCHITECTURE_DEFAULTS), then ModelConfig::resolved() (which throws legalnet::Error for what
+// cannot be built). The benches build the same through it.
+nn::ModelConfig trained_model(nn::ModelConfig wanted);
+
 // What --resume compares with the run's options.json: TRAIN_TABLE's kept rows, and the data.
 std::vector<train::KeptOption> kept_on_resume();
 std::vector<train::KeptData> kept_data();

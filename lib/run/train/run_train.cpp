@@ -117,10 +117,9 @@ TrainReport run_loop(TrainingLoop& loop, train::BatchLoader& loader, const Train
 TrainReport run_train(const TrainOptions& given) {
   validate(given);
   TrainOptions o = given;  // with the architecture's defaults, as options.json records them
-  const ArchitectureDefaults& defaults = choice_of(ARCHITECTURE_DEFAULTS, o.model.kind);
-  if (o.model.policy_head == "auto") o.model.policy_head = defaults.policy_head;
-  if (o.lr == 0) o.lr = defaults.lr;
-  const nn::ModelConfig model = o.model.resolved();
+  const nn::ModelConfig model = trained_model(o.model);
+  o.model.policy_head = model.policy_head;
+  if (o.lr == 0) o.lr = choice_of(ARCHITECTURE_DEFAULTS, model.kind).lr;
   const torch::Device device = run_device(o);
   const nn::Precision precision = nn::resolve_precision(o.compute_precision, device);
   o.kernels = nn::resolve_kernels(o.kernels, device, precision);  // options.json records what ran
