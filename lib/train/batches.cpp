@@ -29,7 +29,7 @@ std::vector<uint32_t> epoch_order(const CompactPositions& data, uint64_t seed, i
   std::vector<uint32_t> order;
   order.reserve(data.size());
   for (size_t i = 0; i < data.size(); ++i)
-    for (int c = weights.copies(data.in_check[i], data.rare[i]); c > 0; --c) order.push_back(uint32_t(i));
+    for (int c = weights.copies(data, i); c > 0; --c) order.push_back(uint32_t(i));
   GameRng rng(seed, uint64_t(epoch) ^ 0xE90C4ULL << 32);
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(uint32_t(i))]);
   return order;
@@ -37,7 +37,7 @@ std::vector<uint32_t> epoch_order(const CompactPositions& data, uint64_t seed, i
 
 int64_t epoch_steps(const CompactPositions& data, int batch_size, const RowWeights& weights) {
   size_t n = 0;
-  for (size_t i = 0; i < data.size(); ++i) n += size_t(weights.copies(data.in_check[i], data.rare[i]));
+  for (size_t i = 0; i < data.size(); ++i) n += size_t(weights.copies(data, i));
   return int64_t(n) / batch_size;
 }
 

@@ -39,8 +39,7 @@ StreamBatches::StreamBatches(const StreamOptions& o) : options_(o) {
       CompactPositions rows;
       read_block(b, rows);
       rows_ += rows.size();
-      for (size_t r = 0; r < rows.size(); ++r)
-        rows_per_epoch_ += uint64_t(o.weights.copies(rows.in_check[r], rows.rare[r]));
+      for (size_t r = 0; r < rows.size(); ++r) rows_per_epoch_ += uint64_t(o.weights.copies(rows, r));
       continue;
     }
     const auto games = reader.read_row_column(data::GAME, b.start, b.count);
@@ -104,7 +103,7 @@ bool StreamBatches::next_row() {
       incoming_.state = pending_.state(r);
       incoming_.legal.assign(pending_.legal.begin() + long(pending_.legal_begin[r]),
                              pending_.legal.begin() + long(pending_.legal_begin[r + 1]));
-      const int copies = options_.weights.copies(pending_.in_check[r], pending_.rare[r]);
+      const int copies = options_.weights.copies(pending_, r);
       if (++pending_copy_ >= copies) {
         ++pending_row_;
         pending_copy_ = 0;

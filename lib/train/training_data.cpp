@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "chess/king_safety.h"
 #include "chess/movegen.h"
 #include "data/dataset_format.h"
 #include "data/dataset_reader.h"
@@ -41,6 +42,7 @@ void CompactPositions::append_row(const CompactPositions& o, size_t r) {
   ply.push_back(o.ply[r]);
   in_check.push_back(o.in_check[r]);
   rare.push_back(o.rare[r]);
+  pinned.push_back(o.pinned[r]);
 }
 
 void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset,
@@ -71,6 +73,7 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
     out.ply.push_back(int32_t(ply));
     out.in_check.push_back(pos.in_check());
     out.rare.push_back(encode::has_rare_move(legal));
+    out.pinned.push_back(chess::king_safety(pos).pinned != 0);
   }
 }
 
@@ -104,6 +107,7 @@ void CompactPositions::keep_first(size_t n) {
   ply.resize(n);
   in_check.resize(n);
   rare.resize(n);
+  pinned.resize(n);
 }
 
 bool is_validation_game(int64_t game, double fraction, uint64_t seed) {

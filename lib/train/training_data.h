@@ -28,6 +28,7 @@ struct CompactPositions {
   std::vector<int32_t> ply;
   std::vector<uint8_t> in_check;  // the side to move is in check
   std::vector<uint8_t> rare;      // a castling or en-passant move is legal (a few per thousand rows)
+  std::vector<uint8_t> pinned;    // a piece of the side to move is pinned to its king (chess::KingSafety)
 
   size_t size() const { return side.size(); }
   encode::BoardState state(size_t r) const;
@@ -43,11 +44,15 @@ struct CompactPositions {
 
 // How often a row appears in an epoch: the hard and the rare positions more than once, so that
 // the net sees them often enough (each copy of a row is placed at random in the epoch).
+// A row that is several of these appears as often as the largest weight says.
 struct RowWeights {
   int check = 1;  // rows whose side to move is in check (--check-weight)
   int rare = 1;   // rows with a legal castling or en-passant move (--rare-weight)
-  int copies(bool in_check, bool rare_move) const { return std::max({1, in_check ? check : 1, rare_move ? rare : 1}); }
-  bool repeats_any() const { return check > 1 || rare > 1; }
+  int pin = 1;    // rows where a piece of the side to move is pinned to its king (--pin-weight)
+  int copies(const CompactPositions& rows, size_t r) const {
+    return std::max({1, rows.in_check[r] ? check : 1, rows.rare[r] ? rare : 1, rows.pinned[r] ? pin : 1});
+  }
+  bool repeats_any() const { return check > 1 || rare > 1 || pin > 1; }
 };
 
 // Whether a row of ply `ply` is kept under a position ply limit (--position-ply-limit): rows

@@ -297,6 +297,7 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/position_ply_limit --position-ply-limit",
                                              "/check_weight --check-weight",
                                              "/rare_weight --rare-weight",
+                                             "/pin_weight --pin-weight",
                                              "/data_mode --data-mode",
                                              "/shuffle_buffer --shuffle-buffer",
                                              "/processes the number of processes (WORLD_SIZE)",

@@ -31,7 +31,7 @@ std::multiset<std::string> all_row_keys(const RowWeights& weights) {
   const CompactPositions rows = first_rows(/*max_rows=*/0);  // 0: all
   std::multiset<std::string> keys;
   for (uint32_t r = 0; r < rows.size(); ++r)
-    for (int c = 0; c < weights.copies(rows.in_check[r], rows.rare[r]); ++c)
+    for (int c = 0; c < weights.copies(rows, r); ++c)
       keys.insert(row_keys(make_batch(rows, &r, 1, false, encode::InputKind::PLANES))[0]);
   return keys;
 }
@@ -58,12 +58,13 @@ std::vector<std::string> stream_epoch(StreamBatches& stream, int64_t epoch) {
 }
 
 TEST(Stream, AnEpochPassesEveryRowOnceInAShuffledOrder) {
-  for (const RowWeights weights : {RowWeights{1, 1}, RowWeights{3, 2}}) {
+  for (const RowWeights weights : {RowWeights{1, 1}, RowWeights{3, 2}, RowWeights{1, 1, 4}}) {
     StreamBatches stream(tiny_stream(weights));
     const auto expected = all_row_keys(weights);
     ASSERT_EQ(stream.rows_per_epoch(), expected.size());
     const auto first = stream_epoch(stream, 0), second = stream_epoch(stream, 1);
-    EXPECT_EQ(std::multiset<std::string>(first.begin(), first.end()), expected) << "weights " << weights.check;
+    EXPECT_EQ(std::multiset<std::string>(first.begin(), first.end()), expected)
+        << "weights " << weights.check << " " << weights.rare << " " << weights.pin;
     EXPECT_EQ(std::multiset<std::string>(second.begin(), second.end()), expected);
     EXPECT_NE(first, second) << "two epochs in the same order";
     EXPECT_NE(first, std::vector<std::string>(expected.begin(), expected.end())) << "not shuffled";

@@ -30,9 +30,51 @@ TEST(TrainingData, RareRowsAreThoseWithALegalCastlingOrEnPassantMove) {
     rare += expected;
   }
   EXPECT_GT(rare, 0u);
-  EXPECT_EQ(RowWeights({4, 3}).copies(true, true), 4);
-  EXPECT_EQ(RowWeights({4, 3}).copies(false, true), 3);
-  EXPECT_EQ(RowWeights({4, 3}).copies(false, false), 1);
+}
+
+// The rows flagged pinned are those where a piece of the side to move stands alone between its
+// king and an opponent's slider, checked here by trying each piece off the board: it is pinned when
+// the king, with the piece lifted, would be attacked by a slider that did not attack it before.
+TEST(TrainingData, PinnedRowsAreThoseWithAPieceBetweenItsKingAndASlider) {
+  const CompactPositions rows = first_rows(0);
+  const data::DatasetReader reader(tiny_dataset());
+  const auto positions = reader.read_board_positions(0, rows.size());
+  size_t pinned = 0;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const chess::Position& pos = positions[r];
+    const chess::Color us = pos.side_to_move(), them = chess::Color(us ^ 1);
+    const chess::Square king = pos.king_square(us);
+    const chess::Bitboard diagonal = pos.pieces(them, chess::BISHOP, chess::QUEEN),
+                          straight = pos.pieces(them, chess::ROOK, chess::QUEEN);
+    auto sliders_on_king = [&](chess::Bitboard occupied) {
+      return (chess::bishop_attacks(king, occupied) & diagonal) | (chess::rook_attacks(king, occupied) & straight);
+    };
+    const chess::Bitboard before = sliders_on_king(pos.pieces());
+    bool expected = false;
+    for (chess::Bitboard ours = pos.pieces(us) & ~chess::square_bb(king); ours && !expected; ours &= ours - 1) {
+      const chess::Bitboard lifted = pos.pieces() & ~(ours & (0 - ours));
+      expected = (sliders_on_king(lifted) & ~before) != 0;
+    }
+    ASSERT_EQ(bool(rows.pinned[r]), expected) << pos.fen();
+    pinned += expected;
+  }
+  EXPECT_GT(pinned, 0u);
+}
+
+// A row counts as often as the largest of the weights it qualifies for.
+TEST(TrainingData, RowWeightsTakeTheLargestThatApplies) {
+  CompactPositions rows;
+  rows.in_check = {1, 0, 0, 0, 1};
+  rows.rare = {1, 1, 0, 0, 0};
+  rows.pinned = {0, 0, 1, 0, 1};
+  const RowWeights w{4, 3, 2};
+  EXPECT_EQ(w.copies(rows, 0), 4);
+  EXPECT_EQ(w.copies(rows, 1), 3);
+  EXPECT_EQ(w.copies(rows, 2), 2);
+  EXPECT_EQ(w.copies(rows, 3), 1);
+  EXPECT_EQ(w.copies(rows, 4), 4);
+  EXPECT_FALSE(RowWeights{}.repeats_any());
+  EXPECT_TRUE((RowWeights{1, 1, 2}.repeats_any()));
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ std::unique_ptr<train::StreamBatches> stream_source(const TrainOptions& o, const
   so.paths = o.data;
   so.batch_size = o.batch_size;
   so.seed = o.seed;
-  so.weights = {o.check_weight, o.rare_weight};
+  so.weights = {o.check_weight, o.rare_weight, o.pin_weight};
   so.position_ply_limit = o.position_ply_limit;
   so.val_fraction = o.val.empty() ? o.val_fraction : 0.0;
   so.shuffle_buffer = o.shuffle_buffer;
@@ -66,7 +66,7 @@ TrainingData load_training_data(const TrainOptions& o, const nn::ModelConfig& mo
     }
     d.train_positions = train_rows.size();
     d.source = std::make_unique<train::MemoryBatches>(
-        train_rows, o.batch_size, o.seed, train::RowWeights{o.check_weight, o.rare_weight},
+        train_rows, o.batch_size, o.seed, train::RowWeights{o.check_weight, o.rare_weight, o.pin_weight},
         train::BatchSlice{ranks.rank(), ranks.world_size()}, model.inputs);
   }
   val_rows.keep_first(o.val_max);

@@ -196,6 +196,12 @@ Rows sample_rows() {
           .int_range(1, 100)
           .show_default()
           .keep_on_resume(),
+      R::value(&TrainOptions::pin_weight, "--pin-weight", "pin_weight",
+               "Positions where a piece of the side to move is pinned to its king appear this many times per epoch "
+               "(a larger weight wins where a row is several of these)")
+          .int_range(1, 100)
+          .show_default()
+          .keep_on_resume(),
       R::choice(&TrainOptions::data_mode, "--data-mode", "data_mode", DATA_MODES,
                 "Where the training rows live (see above)")
           .keep_on_resume(),

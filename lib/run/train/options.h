@@ -86,6 +86,7 @@ struct TrainOptions {
   int position_ply_limit = 0;         // train only on positions with ply < this (0: all), like games cut there
   int check_weight = 1;               // positions whose side to move is in check appear this often per epoch
   int rare_weight = 1;                // positions with a legal castling or en-passant move appear this often
+  int pin_weight = 1;                 // positions with a piece pinned to the mover's king appear this often
   DataMode data_mode = DataMode::AUTO;
   uint64_t shuffle_buffer = 1 << 18;  // positions in the shuffle buffer of stream mode
   uint64_t seed = 0;
