@@ -1,6 +1,7 @@
 // train/training_data: the compact rows training reads.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,32 +17,37 @@ namespace {
 using test::first_rows;
 using test::tiny_dataset;
 
-// The rows flagged rare are those with a legal castling or en-passant move, by the move generator.
-TEST(TrainingData, RareRowsAreThoseWithALegalCastlingOrEnPassantMove) {
+// Every row of the tiny dataset has `flag` set exactly where `expected` says of its position (the
+// move generator's, read back from the dataset), and some rows have it.
+void expect_flag_where(std::vector<uint8_t> CompactPositions::*flag,
+                       const std::function<bool(const chess::Position&)>& expected) {
   const CompactPositions rows = first_rows(0);
   const data::DatasetReader reader(tiny_dataset());
   const auto positions = reader.read_board_positions(0, rows.size());
-  size_t rare = 0;
+  size_t flagged = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
-    bool expected = false;
-    for (chess::Move m : chess::MoveList(positions[r]))
-      expected |= m.kind() == chess::MoveKind::CASTLING || m.kind() == chess::MoveKind::EN_PASSANT;
-    ASSERT_EQ(bool(rows.rare[r]), expected) << positions[r].fen();
-    rare += expected;
+    const bool want = expected(positions[r]);
+    ASSERT_EQ(bool((rows.*flag)[r]), want) << positions[r].fen();
+    flagged += want;
   }
-  EXPECT_GT(rare, 0u);
+  EXPECT_GT(flagged, 0u);
+}
+
+// The rows flagged rare are those with a legal castling or en-passant move, by the move generator.
+TEST(TrainingData, RareRowsAreThoseWithALegalCastlingOrEnPassantMove) {
+  expect_flag_where(&CompactPositions::rare, [](const chess::Position& pos) {
+    bool rare = false;
+    for (chess::Move m : chess::MoveList(pos))
+      rare |= m.kind() == chess::MoveKind::CASTLING || m.kind() == chess::MoveKind::EN_PASSANT;
+    return rare;
+  });
 }
 
 // The rows flagged pinned are those where a piece of the side to move stands alone between its
 // king and an opponent's slider, checked here by trying each piece off the board: it is pinned when
 // the king, with the piece lifted, would be attacked by a slider that did not attack it before.
 TEST(TrainingData, PinnedRowsAreThoseWithAPieceBetweenItsKingAndASlider) {
-  const CompactPositions rows = first_rows(0);
-  const data::DatasetReader reader(tiny_dataset());
-  const auto positions = reader.read_board_positions(0, rows.size());
-  size_t pinned = 0;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const chess::Position& pos = positions[r];
+  expect_flag_where(&CompactPositions::pinned, [](const chess::Position& pos) {
     const chess::Color us = pos.side_to_move(), them = chess::Color(us ^ 1);
     const chess::Square king = pos.king_square(us);
     const chess::Bitboard diagonal = pos.pieces(them, chess::BISHOP, chess::QUEEN),
@@ -50,15 +56,10 @@ TEST(TrainingData, PinnedRowsAreThoseWithAPieceBetweenItsKingAndASlider) {
       return (chess::bishop_attacks(king, occupied) & diagonal) | (chess::rook_attacks(king, occupied) & straight);
     };
     const chess::Bitboard before = sliders_on_king(pos.pieces());
-    bool expected = false;
-    for (chess::Bitboard ours = pos.pieces(us) & ~chess::square_bb(king); ours && !expected; ours &= ours - 1) {
-      const chess::Bitboard lifted = pos.pieces() & ~(ours & (0 - ours));
-      expected = (sliders_on_king(lifted) & ~before) != 0;
-    }
-    ASSERT_EQ(bool(rows.pinned[r]), expected) << pos.fen();
-    pinned += expected;
-  }
-  EXPECT_GT(pinned, 0u);
+    for (chess::Bitboard ours = pos.pieces(us) & ~chess::square_bb(king); ours; ours &= ours - 1)
+      if (sliders_on_king(pos.pieces() & ~(ours & (0 - ours))) & ~before) return true;
+    return false;
+  });
 }
 
 // A row counts as often as the largest of the weights it qualifies for.
