@@ -82,7 +82,10 @@ struct Plan {
   int64_t cp() const { return padded(c); }
   int64_t kp() const { return padded(k); }
   int64_t blocks() const { return (boards + BLOCK_BOARDS - 1) / BLOCK_BOARDS; }
-  size_t block_floats(int64_t stride) const { return size_t(positions() * BLOCK_BOARDS * tiles_per_board() * stride); }
+  // A block's transform-domain buffer: positions() of them, position_step() apart.
+  size_t block_floats(int64_t stride) const {
+    return size_t(positions() * position_step(BLOCK_BOARDS * tiles_per_board(), stride));
+  }
 };
 
 // One block of boards: the first board, how many, its tiles and the transforms' shape.
@@ -114,12 +117,16 @@ void over_chunks(int64_t blocks, F f) {
 }
 
 // The products of one block at every transform-domain position q: C_q (+)= A_q B_q, where A_q
-// is the block's [tiles, depth] slice (or its transpose) and B_q a [depth, n] matrix.
+// is the block's [tiles, depth] slice (or its transpose) and B_q a [depth, n] matrix, each
+// operand's positions `step` floats apart.
+struct Steps {
+  int64_t a, b, c;
+};
 void products(const Plan& p, BoardIsa isa, int rows, int depth, int n, const float* a, int64_t a_row,
-              int64_t a_depth, int64_t a_step, const float* b, float* c, int64_t c_step, bool accumulate) {
+              int64_t a_depth, const float* b, float* c, Steps step, bool accumulate) {
   for (int64_t q = 0; q < p.positions(); ++q)
-    tile_gemm(isa, rows, depth, n, {a + q * a_step, a_row, a_depth, b + q * int64_t(depth) * n, n}, c + q * c_step,
-              n, accumulate);
+    tile_gemm(isa, rows, depth, n, {a + q * step.a, a_row, a_depth, b + q * step.b, n}, c + q * step.c, n,
+              accumulate);
 }
 
 // y = conv(x, U): per block, V = input transform of x, M_q = V_q U_q, y = output transform of M.
@@ -134,7 +141,8 @@ void forward_blocks(const Plan& p, const float* x, const float* u, float* y) {
       const Block blk(p, i);
       if (cp != p.c) std::fill(v, v + p.block_floats(cp), 0.0f);  // the padding channels
       f.input(x + blk.square(p.c), v, blk.shape, 0, blk.boards);
-      products(p, isa, int(blk.tiles), int(cp), int(kp), v, cp, 1, blk.tiles * cp, u, mm, blk.tiles * kp, false);
+      products(p, isa, int(blk.tiles), int(cp), int(kp), v, cp, 1, u, mm,
+               {position_step(blk.tiles, cp), cp * kp, position_step(blk.tiles, kp)}, false);
       f.output(mm, y + blk.square(p.k), blk.shape, 0, blk.boards);
     }
   });
@@ -160,14 +168,15 @@ void backward_blocks(const Plan& p, const float* x, const float* u_t, const floa
       if (kp != p.k) std::fill(gm, gm + p.block_floats(kp), 0.0f);
       f.output_t(gy + blk.square(p.k), gm, blk.shape, 0, blk.boards);
       if (gx != nullptr) {
-        products(p, isa, int(blk.tiles), int(kp), int(cp), gm, kp, 1, blk.tiles * kp, u_t, v, blk.tiles * cp, false);
+        products(p, isa, int(blk.tiles), int(kp), int(cp), gm, kp, 1, u_t, v,
+                 {position_step(blk.tiles, kp), kp * cp, position_step(blk.tiles, cp)}, false);
         f.input_t(v, gx + blk.square(p.c), blk.shape, 0, blk.boards);
       }
       if (gu != nullptr) {
         if (cp != p.c) std::fill(v, v + p.block_floats(cp), 0.0f);
         f.input(x + blk.square(p.c), v, blk.shape, 0, blk.boards);
-        products(p, isa, int(cp), int(blk.tiles), int(kp), v, 1, cp, blk.tiles * cp, gm, gu_chunk.data(), cp * kp,
-                 true);
+        products(p, isa, int(cp), int(blk.tiles), int(kp), v, 1, cp, gm, gu_chunk.data(),
+                 {position_step(blk.tiles, cp), position_step(blk.tiles, kp), cp * kp}, true);
       }
     }
   });

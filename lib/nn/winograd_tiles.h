@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace legalnet::nn::winograd {
@@ -62,200 +63,240 @@ template <typename Vec>
   std::memcpy(p, &v, sizeof v);
 }
 
-// acc + c * v, with the coefficients' zeros and ones folded away once the loops are unrolled
-// over the constant matrices.
-template <typename Vec>
-[[gnu::always_inline]] inline Vec madd(Vec acc, float c, Vec v) {
-  if (c == 0) return acc;
-  if (c == 1) return acc + v;
-  if (c == -1) return acc - v;
-  return acc + c * v;
-}
-
 constexpr int BOARD = 8;
+
+// The transforms' lambdas (an element's load or store, a coefficient) must be inlined like the
+// rest: a call would pass vectors through memory.
+#define WINOGRAD_INLINE __attribute__((always_inline))
 
 // The shapes the transforms share: B boards, C input and K output channels; the tiles are
 // numbered board-major (board * TILES + tile row * T + tile column), N = B * TILES.
-// The transform-domain buffers [A*A, N, stride] pad their channels to a stride of their own
-// (the matrix products' column multiple); the boards [B,8,8,channels] do not.
+// The transform-domain buffers hold A*A positions of [N, stride] each, position_step() floats
+// apart; they pad their channels to a stride of their own (the matrix products' column
+// multiple); the boards [B,8,8,channels] do not.
 struct Shape {
   int64_t boards, channels_in, channels_out;
   int64_t stride_in, stride_out;  // >= channels_in, channels_out
 };
 
-// out = L x R^T for constant matrices L [R][I] and R [O][J], given as coefficient functions:
-// the shape of every transform here (the "sandwich"); unrolled over the constant matrices, their
-// zeros and ones fold away.
-template <int R, int I, int J, int O, typename Vec, typename Left, typename Right>
-[[gnu::always_inline]] inline void sandwich(const Vec (&x)[I][J], Vec (&out)[R][O], Left left, Right right) {
+// Floats between two positions of a transform-domain buffer: one more cache line than N * stride.
+// A block of 4 boards has N * stride = 16 tiles x 32 channels = 2 KiB, so without it a tile's 36
+// positions fall into 2 of the 64 sets of a 32 KiB 8-way L1 and evict each other on every
+// store (the transforms ran 1.5-3x slower: docs/benchmarks.md, issue 32).
+constexpr int64_t POSITION_PAD = 16;
+inline int64_t position_step(int64_t tiles, int64_t stride) { return tiles * stride + POSITION_PAD; }
+
+// One term of a transform's sum: acc + c * v, with the coefficients' ones folded to an add or a
+// subtraction; `first` starts the sum (no add to a zero, which the compiler may not fold).
+template <typename Vec>
+[[gnu::always_inline]] inline Vec term(Vec acc, float c, Vec v, bool first) {
+  if (first) return c == 1 ? v : c == -1 ? -v : c * v;
+  if (c == 1) return acc + v;
+  if (c == -1) return acc - v;
+  return acc + c * v;
+}
+
+// out = L x R^T for constant matrices L [R][I] and R [O][J], the shape of every transform here
+// (the "sandwich"). x(a, e) gives the input's elements and put(i, j, v) takes the output's, in
+// row-major order; live_row(a) and live_col(e) say which of x's rows and columns may be nonzero
+// (the board's border: the tile's padding squares are zeros and cost nothing). The first
+// product runs one column of x at a time and the second one row of it, so that a dozen vectors
+// are live at once rather than the tile's 72: AVX2's 16 registers hold them without spilling.
+// Unrolled over the constant matrices, their zeros, ones and the border fold away.
+template <int R, int I, int J, int O, typename Vec, typename X, typename Put, typename Left, typename Right,
+          typename LiveRow, typename LiveCol>
+[[gnu::always_inline]] inline void sandwich(X x, Put put, Left left, Right right, LiveRow live_row,
+                                            LiveCol live_col) {
   Vec tmp[R][J];
 #pragma GCC unroll 8
-  for (int i = 0; i < R; ++i)
+  for (int e = 0; e < J; ++e) {
+    if (!live_col(e)) continue;
+    Vec col[I];
 #pragma GCC unroll 8
-    for (int e = 0; e < J; ++e) {
+    for (int a = 0; a < I; ++a)
+      if (live_row(a)) col[a] = x(a, e);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
       Vec acc{};
+      bool first = true;
 #pragma GCC unroll 8
-      for (int a = 0; a < I; ++a) acc = madd(acc, left(i, a), x[a][e]);
+      for (int a = 0; a < I; ++a) {
+        const float c = left(i, a);
+        if (c == 0 || !live_row(a)) continue;
+        acc = term(acc, c, col[a], first);
+        first = false;
+      }
       tmp[i][e] = acc;
     }
+  }
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < O; ++j) {
       Vec acc{};
+      bool first = true;
 #pragma GCC unroll 8
-      for (int e = 0; e < J; ++e) acc = madd(acc, right(j, e), tmp[i][e]);
-      out[i][j] = acc;
+      for (int e = 0; e < J; ++e) {
+        const float c = right(j, e);
+        if (c == 0 || !live_col(e)) continue;
+        acc = term(acc, c, tmp[i][e], first);
+        first = false;
+      }
+      put(i, j, acc);
     }
 }
 
-// Where tile t's transform-domain element (i, j) of channel c lies in a [A*A, N, stride] buffer.
+// Where tile t's transform-domain element (i, j) of channel c lies: tile_base + (i * A + j) *
+// position_step.
 template <int M>
-inline int64_t tile_at(const Shape& s, int64_t stride, int64_t b, int ty, int tx, int i, int j, int c) {
-  constexpr int A = Winograd<M>::A, T = BOARD / M;
-  const int64_t N = s.boards * T * T, t = b * T * T + ty * T + tx;
-  return ((i * A + j) * N + t) * stride + c;
+inline int64_t tile_base(int64_t stride, int64_t b, int ty, int tx, int c) {
+  constexpr int T = BOARD / M;
+  return ((b * T * T + ty * T + tx) * stride) + c;
+}
+template <int M>
+inline int64_t position_step(const Shape& s, int64_t stride) {
+  constexpr int T = BOARD / M;
+  return position_step(s.boards * T * T, stride);
 }
 // Where square (r, q) of board b lies in a [B,8,8,channels] buffer.
 inline int64_t square_at(int64_t channels, int64_t b, int r, int q, int c) {
   return ((b * BOARD + r) * BOARD + q) * channels + c;
 }
 
-// The four transforms, each one tile and one block of channels (Vec) at a time.
+// The four transforms, each one tile (TY, TX: compile-time, so that the border's zeros fold
+// away) and one block of channels (Vec) at a time.
 // Forward, input: x [B,8,8,C] -> V [A*A, N, C], V = BT d BT^T.
 struct InputTransform {
   static int64_t channels(const Shape& s) { return s.channels_in; }
-  template <int M, typename Vec>
-  [[gnu::always_inline]] static void block(const float* x, float* V, const Shape& s, int64_t b, int ty, int tx, int c) {
+  template <int M, int TY, int TX, typename Vec>
+  [[gnu::always_inline]] static void block(const float* x, float* V, const Shape& s, int64_t b, int c) {
     using W = Winograd<M>;
     constexpr int A = W::A;
-    Vec d[A][A], v[A][A];
-#pragma GCC unroll 8
-    for (int a = 0; a < A; ++a)
-#pragma GCC unroll 8
-      for (int e = 0; e < A; ++e) {
-        const int r = ty * M + a - 1, q = tx * M + e - 1;
-        d[a][e] = r >= 0 && r < BOARD && q >= 0 && q < BOARD ? load<Vec>(x + square_at(s.channels_in, b, r, q, c)) : Vec{};
-      }
-    const auto bt = [](int i, int a) { return W::BT[i][a]; };
-    sandwich(d, v, bt, bt);
-#pragma GCC unroll 8
-    for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < A; ++j) store(V + tile_at<M>(s, s.stride_in, b, ty, tx, i, j, c), v[i][j]);
+    const float* board = x + square_at(s.channels_in, b, 0, 0, c);
+    const int64_t C = s.channels_in, step = position_step<M>(s, s.stride_in);
+    float* out = V + tile_base<M>(s.stride_in, b, TY, TX, c);
+    const auto live_row = [](int a) WINOGRAD_INLINE { return TY * M + a - 1 >= 0 && TY * M + a - 1 < BOARD; };
+    const auto live_col = [](int e) WINOGRAD_INLINE { return TX * M + e - 1 >= 0 && TX * M + e - 1 < BOARD; };
+    const auto in = [&](int a, int e) WINOGRAD_INLINE { return load<Vec>(board + ((TY * M + a - 1) * BOARD + TX * M + e - 1) * C); };
+    const auto put = [&](int i, int j, Vec v) WINOGRAD_INLINE { store(out + (i * A + j) * step, v); };
+    const auto bt = [](int i, int a) WINOGRAD_INLINE { return W::BT[i][a]; };
+    sandwich<A, A, A, A, Vec>(in, put, bt, bt, live_row, live_col);
   }
 };
 
 // Forward, output: the products Mm [A*A, N, K] -> y [B,8,8,K], y = AT m AT^T.
 struct OutputTransform {
   static int64_t channels(const Shape& s) { return s.channels_out; }
-  template <int M, typename Vec>
-  [[gnu::always_inline]] static void block(const float* Mm, float* y, const Shape& s, int64_t b, int ty, int tx, int k) {
+  template <int M, int TY, int TX, typename Vec>
+  [[gnu::always_inline]] static void block(const float* Mm, float* y, const Shape& s, int64_t b, int k) {
     using W = Winograd<M>;
     constexpr int A = W::A;
-    Vec m[A][A], out[M][M];
-#pragma GCC unroll 8
-    for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < A; ++j) m[i][j] = load<Vec>(Mm + tile_at<M>(s, s.stride_out, b, ty, tx, i, j, k));
-    const auto at = [](int r, int i) { return W::AT[r][i]; };
-    sandwich(m, out, at, at);
-#pragma GCC unroll 8
-    for (int r = 0; r < M; ++r)
-#pragma GCC unroll 8
-      for (int q = 0; q < M; ++q) store(y + square_at(s.channels_out, b, ty * M + r, tx * M + q, k), out[r][q]);
+    const int64_t K = s.channels_out, step = position_step<M>(s, s.stride_out);
+    const float* m = Mm + tile_base<M>(s.stride_out, b, TY, TX, k);
+    float* board = y + square_at(K, b, TY * M, TX * M, k);
+    const auto in = [&](int i, int j) WINOGRAD_INLINE { return load<Vec>(m + (i * A + j) * step); };
+    const auto put = [&](int r, int q, Vec v) WINOGRAD_INLINE { store(board + (r * BOARD + q) * K, v); };
+    const auto at = [](int r, int i) WINOGRAD_INLINE { return W::AT[r][i]; };
+    const auto all = [](int) WINOGRAD_INLINE { return true; };
+    sandwich<M, A, A, M, Vec>(in, put, at, at, all, all);
   }
 };
 
 // Backward, the output transform's transpose: gy [B,8,8,K] -> gM [A*A, N, K], gM = AT^T gY AT.
 struct OutputGradient {
   static int64_t channels(const Shape& s) { return s.channels_out; }
-  template <int M, typename Vec>
-  [[gnu::always_inline]] static void block(const float* gy, float* gM, const Shape& s, int64_t b, int ty, int tx,
-                                           int k) {
+  template <int M, int TY, int TX, typename Vec>
+  [[gnu::always_inline]] static void block(const float* gy, float* gM, const Shape& s, int64_t b, int k) {
     using W = Winograd<M>;
     constexpr int A = W::A;
-    Vec g[M][M], out[A][A];
-#pragma GCC unroll 8
-    for (int r = 0; r < M; ++r)
-#pragma GCC unroll 8
-      for (int q = 0; q < M; ++q) g[r][q] = load<Vec>(gy + square_at(s.channels_out, b, ty * M + r, tx * M + q, k));
-    const auto at_t = [](int i, int r) { return W::AT[r][i]; };
-    sandwich(g, out, at_t, at_t);
-#pragma GCC unroll 8
-    for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < A; ++j) store(gM + tile_at<M>(s, s.stride_out, b, ty, tx, i, j, k), out[i][j]);
+    const int64_t K = s.channels_out, step = position_step<M>(s, s.stride_out);
+    const float* board = gy + square_at(K, b, TY * M, TX * M, k);
+    float* out = gM + tile_base<M>(s.stride_out, b, TY, TX, k);
+    const auto in = [&](int r, int q) WINOGRAD_INLINE { return load<Vec>(board + (r * BOARD + q) * K); };
+    const auto put = [&](int i, int j, Vec v) WINOGRAD_INLINE { store(out + (i * A + j) * step, v); };
+    const auto at_t = [](int i, int r) WINOGRAD_INLINE { return W::AT[r][i]; };
+    const auto all = [](int) WINOGRAD_INLINE { return true; };
+    sandwich<A, M, M, A, Vec>(in, put, at_t, at_t, all, all);
   }
 };
 
-// Backward, the input transform's transpose: gV [A*A, N, C] -> the tile's gd = BT^T gV BT, added
-// into the board's padded gradient pad [10,10,C] (neighbouring tiles overlap by 2 rows/columns).
+// Whether tile (ty, tx) is the first, in the order the tiles are visited (row-major), whose
+// input window covers square (r, q) of the board: that tile stores the square's gradient, the
+// later ones add to it.
+template <int M>
+constexpr bool first_cover(int ty, int tx, int r, int q) {
+  constexpr int T = BOARD / M;
+  const auto covers = [](int t, int x) WINOGRAD_INLINE { return t * M - 1 <= x && x <= t * M + M; };
+  for (int y = 0; y < T; ++y)
+    for (int x = 0; x < T; ++x) {
+      if (y == ty && x == tx) return true;
+      if (covers(y, r) && covers(x, q)) return false;
+    }
+  return true;
+}
+
+// Backward, the input transform's transpose: gV [A*A, N, C] -> the tile's gd = BT^T gV BT, into
+// the board's gradient gx [B,8,8,C]: neighbouring tiles' windows overlap by 2 rows or columns,
+// so the first tile to cover a square stores it and the others add (every square of the board
+// is covered, so gx needs no zeroing); the window's squares off the board are not computed.
 struct InputGradient {
   static int64_t channels(const Shape& s) { return s.channels_in; }
-  template <int M, typename Vec>
-  [[gnu::always_inline]] static void block(const float* gV, float* pad, const Shape& s, int64_t b, int ty, int tx,
-                                           int c) {
+  template <int M, int TY, int TX, typename Vec>
+  [[gnu::always_inline]] static void block(const float* gV, float* gx, const Shape& s, int64_t b, int c) {
     using W = Winograd<M>;
-    constexpr int A = W::A, P = BOARD + 2;
-    const int64_t C = s.channels_in;
-    Vec g[A][A], gd[A][A];
-#pragma GCC unroll 8
-    for (int i = 0; i < A; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < A; ++j) g[i][j] = load<Vec>(gV + tile_at<M>(s, s.stride_in, b, ty, tx, i, j, c));
-    const auto bt_t = [](int a, int i) { return W::BT[i][a]; };
-    sandwich(g, gd, bt_t, bt_t);
-#pragma GCC unroll 8
-    for (int a = 0; a < A; ++a)
-#pragma GCC unroll 8
-      for (int e = 0; e < A; ++e) {
-        float* at = pad + ((ty * M + a) * P + tx * M + e) * C + c;
-        store(at, load<Vec>(at) + gd[a][e]);
-      }
+    constexpr int A = W::A;
+    const int64_t C = s.channels_in, step = position_step<M>(s, s.stride_in);
+    const float* g = gV + tile_base<M>(s.stride_in, b, TY, TX, c);
+    float* board = gx + square_at(C, b, 0, 0, c);
+    const auto in = [&](int i, int j) WINOGRAD_INLINE { return load<Vec>(g + (i * A + j) * step); };
+    const auto put = [&](int a, int e, Vec v) WINOGRAD_INLINE {
+      const int r = TY * M + a - 1, q = TX * M + e - 1;
+      if (r < 0 || r >= BOARD || q < 0 || q >= BOARD) return;
+      float* p = board + (r * BOARD + q) * C;
+      store(p, first_cover<M>(TY, TX, r, q) ? v : load<Vec>(p) + v);
+    };
+    const auto bt_t = [](int a, int i) WINOGRAD_INLINE { return W::BT[i][a]; };
+    const auto all = [](int) WINOGRAD_INLINE { return true; };
+    sandwich<A, A, A, A, Vec>(in, put, bt_t, bt_t, all, all);
   }
 };
 
 // The channels of one tile in blocks of the widest vector first, then the narrower ones
 // (AVX-512: 16, then 8, then 1 at a time).
-template <class Transform, int M, typename Vec, typename... Narrower>
-[[gnu::always_inline]] inline void channel_blocks(const float* in, float* out, const Shape& s, int64_t b, int ty,
-                                                  int tx, int& c, int channels) {
-  for (; c + lanes<Vec>() <= channels; c += lanes<Vec>()) Transform::template block<M, Vec>(in, out, s, b, ty, tx, c);
-  if constexpr (sizeof...(Narrower) > 0) channel_blocks<Transform, M, Narrower...>(in, out, s, b, ty, tx, c, channels);
+template <class Transform, int M, int TY, int TX, typename Vec, typename... Narrower>
+[[gnu::always_inline]] inline void channel_blocks(const float* in, float* out, const Shape& s, int64_t b, int& c,
+                                                  int channels) {
+  for (; c + lanes<Vec>() <= channels; c += lanes<Vec>()) Transform::template block<M, TY, TX, Vec>(in, out, s, b, c);
+  if constexpr (sizeof...(Narrower) > 0) channel_blocks<Transform, M, TY, TX, Narrower...>(in, out, s, b, c, channels);
 }
 
-// Every tile of board b.
+// Tile number Tile of board b, its position a compile-time constant.
+template <class Transform, int M, int Tile, typename... Vecs>
+[[gnu::always_inline]] inline void one_tile(const float* in, float* out, const Shape& s, int64_t b) {
+  constexpr int T = BOARD / M;
+  int c = 0;
+  channel_blocks<Transform, M, Tile / T, Tile % T, Vecs..., float>(in, out, s, b, c, int(Transform::channels(s)));
+}
+template <class Transform, int M, typename... Vecs, int... Tiles>
+[[gnu::always_inline]] inline void board_tiles(const float* in, float* out, const Shape& s, int64_t b,
+                                               std::integer_sequence<int, Tiles...>) {
+  (one_tile<Transform, M, Tiles, Vecs...>(in, out, s, b), ...);
+}
 template <class Transform, int M, typename... Vecs>
 [[gnu::always_inline]] inline void board_tiles(const float* in, float* out, const Shape& s, int64_t b) {
   constexpr int T = BOARD / M;
-  const int channels = int(Transform::channels(s));
-  for (int ty = 0; ty < T; ++ty)
-    for (int tx = 0; tx < T; ++tx) {
-      int c = 0;
-      channel_blocks<Transform, M, Vecs..., float>(in, out, s, b, ty, tx, c, channels);
-    }
+  board_tiles<Transform, M, Vecs...>(in, out, s, b, std::make_integer_sequence<int, T * T>{});
 }
 
-// A pass over boards [b0, b1); the input gradient sums the overlapping tiles in a padded board.
+// A pass over boards [b0, b1).
 template <class Transform, int M, typename... Vecs>
 [[gnu::always_inline]] inline void boards(const float* in, float* out, const Shape& shape, int64_t b0, int64_t b1) {
   // A copy whose address never escapes: the vector stores (memcpy, which may alias anything)
   // would otherwise make the compiler reload the sizes after each of them.
   const Shape s = shape;
-  if constexpr (!std::is_same_v<Transform, InputGradient>) {
-    for (int64_t b = b0; b < b1; ++b) board_tiles<Transform, M, Vecs...>(in, out, s, b);
-  } else {
-    constexpr int P = BOARD + 2;
-    const int64_t C = s.channels_in;
-    std::vector<float> pad(size_t(P * P * C));
-    for (int64_t b = b0; b < b1; ++b) {
-      std::fill(pad.begin(), pad.end(), 0.0f);
-      board_tiles<Transform, M, Vecs...>(in, pad.data(), s, b);
-      for (int r = 0; r < BOARD; ++r)
-        std::memcpy(out + square_at(C, b, r, 0, 0), pad.data() + ((r + 1) * P + 1) * C, sizeof(float) * BOARD * C);
-    }
-  }
+  for (int64_t b = b0; b < b1; ++b) board_tiles<Transform, M, Vecs...>(in, out, s, b);
 }
+
+#undef WINOGRAD_INLINE
 
 }  // namespace legalnet::nn::winograd
