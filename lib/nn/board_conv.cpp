@@ -189,44 +189,56 @@ void backward_blocks(const Plan& p, const float* x, const float* u_t, const floa
 // The weight transform U_q[c][k] = (G w[k][c] G^T)[i][j] for q = i * A + j, into U [A*A, Cp, Kp]
 // and U^T [A*A, Kp, Cp] for the input gradient (zero in the padding), and its transpose for the
 // weight gradient: gw[k][c] = G^T gU[k][c] G. A few thousand numbers a layer: plain loops split
-// by output channel between the threads, in the convolution's autograd node (torch's matmuls,
-// permute and pad cost a dozen nodes a layer, forward and backward).
+// between the threads, in the convolution's autograd node (torch's matmuls, permute and pad cost
+// a dozen nodes a layer, forward and backward). Each channel pair's A*A values are kept together
+// ([K][C][A*A], "pair-major") and U is written, or gU read, a position at a time: pair by pair,
+// the A*A positions lie Cp*Kp floats (4 KiB) apart and fall into the same L1 sets, as the
+// transforms' buffers did before POSITION_PAD (these two loops were 3% of a step).
 template <int M>
 void weight_transform(const Plan& p, const float* w, float* u, float* u_t) {
   using W = Winograd<M>;
-  constexpr int A = W::A;
-  const int64_t cp = p.cp(), kp = p.kp();
-  at::parallel_for(0, p.k, 1, [&](int64_t k0, int64_t k1) {
-  for (int64_t k = k0; k < k1; ++k)
-    for (int64_t c = 0; c < p.c; ++c) {
-      const float* g = w + (k * p.c + c) * 9;
+  constexpr int A = W::A, Q = A * A;
+  const int64_t cp = p.cp(), kp = p.kp(), pairs = p.k * p.c;
+  std::vector<float> by_pair(size_t(pairs * Q));
+  at::parallel_for(0, pairs, 64, [&](int64_t first, int64_t last) {
+    for (int64_t kc = first; kc < last; ++kc) {
+      const float* g = w + kc * 9;
       float t[A][3];
       for (int i = 0; i < A; ++i)
         for (int b = 0; b < 3; ++b) t[i][b] = W::G[i][0] * g[b] + W::G[i][1] * g[3 + b] + W::G[i][2] * g[6 + b];
+      float* out = by_pair.data() + kc * Q;
       for (int i = 0; i < A; ++i)
-        for (int j = 0; j < A; ++j) {
-          const float v = t[i][0] * W::G[j][0] + t[i][1] * W::G[j][1] + t[i][2] * W::G[j][2];
-          u[((i * A + j) * cp + c) * kp + k] = v;
-          u_t[((i * A + j) * kp + k) * cp + c] = v;
-        }
+        for (int j = 0; j < A; ++j) out[i * A + j] = t[i][0] * W::G[j][0] + t[i][1] * W::G[j][1] + t[i][2] * W::G[j][2];
+    }
+  });
+  at::parallel_for(0, Q, 1, [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      for (int64_t c = 0; c < p.c; ++c)
+        for (int64_t k = 0; k < p.k; ++k) u[(q * cp + c) * kp + k] = by_pair[size_t((k * p.c + c) * Q + q)];
+      for (int64_t k = 0; k < p.k; ++k)
+        for (int64_t c = 0; c < p.c; ++c) u_t[(q * kp + k) * cp + c] = by_pair[size_t((k * p.c + c) * Q + q)];
     }
   });
 }
 template <int M>
 void weight_gradient(const Plan& p, const float* gu, float* gw) {
   using W = Winograd<M>;
-  constexpr int A = W::A;
-  const int64_t cp = p.cp(), kp = p.kp();
-  at::parallel_for(0, p.k, 1, [&](int64_t k0, int64_t k1) {
-  for (int64_t k = k0; k < k1; ++k)
-    for (int64_t c = 0; c < p.c; ++c) {
+  constexpr int A = W::A, Q = A * A;
+  const int64_t cp = p.cp(), kp = p.kp(), pairs = p.k * p.c;
+  std::vector<float> by_pair(size_t(pairs * Q));
+  at::parallel_for(0, Q, 1, [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q)
+      for (int64_t c = 0; c < p.c; ++c)
+        for (int64_t k = 0; k < p.k; ++k) by_pair[size_t((k * p.c + c) * Q + q)] = gu[(q * cp + c) * kp + k];
+  });
+  at::parallel_for(0, pairs, 64, [&](int64_t first, int64_t last) {
+    for (int64_t kc = first; kc < last; ++kc) {
+      const float* v = by_pair.data() + kc * Q;
       float t[A][3] = {};
       for (int i = 0; i < A; ++i)
-        for (int j = 0; j < A; ++j) {
-          const float v = gu[((i * A + j) * cp + c) * kp + k];
-          for (int b = 0; b < 3; ++b) t[i][b] += v * W::G[j][b];
-        }
-      float* g = gw + (k * p.c + c) * 9;
+        for (int j = 0; j < A; ++j)
+          for (int b = 0; b < 3; ++b) t[i][b] += v[i * A + j] * W::G[j][b];
+      float* g = gw + kc * 9;
       for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) {
           float sum = 0;
