@@ -1,16 +1,13 @@
 // The Winograd tile transforms of the board kernels (nn/board_conv.cpp), one board's tiles at
 // a time: the input transform (board -> transform domain), the output transform (products ->
 // board) and their transposes for the backward pass. Templates over the vector type, so that
-// board_conv.cpp compiles them for AVX2+FMA and for the baseline. Included by board_conv.cpp
-// only; no torch.
+// board_conv.cpp compiles them for AVX-512, AVX2+FMA and the baseline, and over the tile's place
+// on the board. Included by board_conv.cpp only; no torch.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 #include <utility>
-#include <vector>
 
 namespace legalnet::nn::winograd {
 
@@ -97,12 +94,13 @@ template <typename Vec>
 }
 
 // out = L x R^T for constant matrices L [R][I] and R [O][J], the shape of every transform here
-// (the "sandwich"). x(a, e) gives the input's elements and put(i, j, v) takes the output's, in
-// row-major order; live_row(a) and live_col(e) say which of x's rows and columns may be nonzero
-// (the board's border: the tile's padding squares are zeros and cost nothing). The first
-// product runs one column of x at a time and the second one row of it, so that a dozen vectors
-// are live at once rather than the tile's 72: AVX2's 16 registers hold them without spilling.
-// Unrolled over the constant matrices, their zeros, ones and the border fold away.
+// (the "sandwich"). x(a, e) gives the input's elements and put(i, j, v) takes the output's;
+// live_row(a) and live_col(e) say which of x's rows and columns may be nonzero (the board's
+// border: the tile's padding squares are zeros and cost nothing). The first product runs one
+// column of x at a time and the second one row of the intermediate, so that each works on a
+// dozen vectors where the old form kept the tile's 72 live at once and spilled AVX2's 16
+// registers throughout. Unrolled over the constant matrices, their zeros, ones and the border
+// fold away.
 template <int R, int I, int J, int O, typename Vec, typename X, typename Put, typename Left, typename Right,
           typename LiveRow, typename LiveCol>
 [[gnu::always_inline]] inline void sandwich(X x, Put put, Left left, Right right, LiveRow live_row,
