@@ -68,9 +68,10 @@ const Passes& passes_for(int64_t m, BoardIsa isa) {
 
 int64_t padded(int64_t channels) { return (channels + TILE_GEMM_COLUMNS - 1) / TILE_GEMM_COLUMNS * TILE_GEMM_COLUMNS; }
 
-// Boards per block: a block's transform-domain buffers (36 x 16 tiles x 32 channels x 4 bytes =
-// 72 KiB each for F(4x4)) stay in L2 from the transform through the products to the next
-// transform, where a pass over the whole batch would send every one through memory.
+// Boards per block: a block's transform-domain buffers (36 x 16 tiles x 32 channels x 4 bytes,
+// plus the positions' padding: 74 KiB each for F(4x4)) stay in L2 from the transform through the
+// products to the next transform, where a pass over the whole batch would send every one through
+// memory. Blocks of 2 and 8 boards measured slower or the same (docs/benchmarks.md, issue 32).
 constexpr int64_t BLOCK_BOARDS = 4;
 
 // One convolution's sizes: m the output tile, c and k the channels (cp and kp padded to the

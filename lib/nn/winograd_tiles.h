@@ -98,9 +98,8 @@ template <typename Vec>
 // live_row(a) and live_col(e) say which of x's rows and columns may be nonzero (the board's
 // border: the tile's padding squares are zeros and cost nothing). The first product runs one
 // column of x at a time and the second one row of the intermediate, so that each works on a
-// dozen vectors where the old form kept the tile's 72 live at once and spilled AVX2's 16
-// registers throughout. Unrolled over the constant matrices, their zeros, ones and the border
-// fold away.
+// dozen vectors: the tile's 72 live at once spill AVX2's 16 registers throughout. Unrolled over
+// the constant matrices, their zeros, ones and the border fold away.
 template <int R, int I, int J, int O, typename Vec, typename X, typename Put, typename Left, typename Right,
           typename LiveRow, typename LiveCol>
 [[gnu::always_inline]] inline void sandwich(X x, Put put, Left left, Right right, LiveRow live_row,
@@ -175,7 +174,9 @@ struct InputTransform {
     float* out = V + tile_base<M>(s.stride_in, b, TY, TX, c);
     const auto live_row = [](int a) WINOGRAD_INLINE { return TY * M + a - 1 >= 0 && TY * M + a - 1 < BOARD; };
     const auto live_col = [](int e) WINOGRAD_INLINE { return TX * M + e - 1 >= 0 && TX * M + e - 1 < BOARD; };
-    const auto in = [&](int a, int e) WINOGRAD_INLINE { return load<Vec>(board + ((TY * M + a - 1) * BOARD + TX * M + e - 1) * C); };
+    const auto in = [&](int a, int e) WINOGRAD_INLINE {
+      return load<Vec>(board + ((TY * M + a - 1) * BOARD + TX * M + e - 1) * C);
+    };
     const auto put = [&](int i, int j, Vec v) WINOGRAD_INLINE { store(out + (i * A + j) * step, v); };
     const auto bt = [](int i, int a) WINOGRAD_INLINE { return W::BT[i][a]; };
     sandwich<A, A, A, A, Vec>(in, put, bt, bt, live_row, live_col);
