@@ -155,6 +155,16 @@ inline int64_t position_step(const Shape& s, int64_t stride) {
   constexpr int T = BOARD / M;
   return position_step(s.boards * T * T, stride);
 }
+// The board's row (or column) under row (column) a of tile t's input window: the window starts
+// one line before the tile's M output lines and ends one after, so its first and last lines
+// are off the board at the board's edges.
+template <int M>
+constexpr int window_line(int t, int a) {
+  return t * M + a - 1;
+}
+constexpr bool on_board(int line) { return line >= 0 && line < BOARD; }
+// Every line of an output tile or a transform-domain tile is live (sandwich's live_row/live_col).
+inline constexpr auto EVERY_LINE = [](int) WINOGRAD_INLINE { return true; };
 // Where square (r, q) of board b lies in a [B,8,8,channels] buffer.
 inline int64_t square_at(int64_t channels, int64_t b, int r, int q, int c) {
   return ((b * BOARD + r) * BOARD + q) * channels + c;
@@ -172,10 +182,10 @@ struct InputTransform {
     const float* board = x + square_at(s.channels_in, b, 0, 0, c);
     const int64_t C = s.channels_in, step = position_step<M>(s, s.stride_in);
     float* out = V + tile_base<M>(s.stride_in, b, TY, TX, c);
-    const auto live_row = [](int a) WINOGRAD_INLINE { return TY * M + a - 1 >= 0 && TY * M + a - 1 < BOARD; };
-    const auto live_col = [](int e) WINOGRAD_INLINE { return TX * M + e - 1 >= 0 && TX * M + e - 1 < BOARD; };
+    const auto live_row = [](int a) WINOGRAD_INLINE { return on_board(window_line<M>(TY, a)); };
+    const auto live_col = [](int e) WINOGRAD_INLINE { return on_board(window_line<M>(TX, e)); };
     const auto in = [&](int a, int e) WINOGRAD_INLINE {
-      return load<Vec>(board + ((TY * M + a - 1) * BOARD + TX * M + e - 1) * C);
+      return load<Vec>(board + (window_line<M>(TY, a) * BOARD + window_line<M>(TX, e)) * C);
     };
     const auto put = [&](int i, int j, Vec v) WINOGRAD_INLINE { store(out + (i * A + j) * step, v); };
     const auto bt = [](int i, int a) WINOGRAD_INLINE { return W::BT[i][a]; };
@@ -196,8 +206,7 @@ struct OutputTransform {
     const auto in = [&](int i, int j) WINOGRAD_INLINE { return load<Vec>(m + (i * A + j) * step); };
     const auto put = [&](int r, int q, Vec v) WINOGRAD_INLINE { store(board + (r * BOARD + q) * K, v); };
     const auto at = [](int r, int i) WINOGRAD_INLINE { return W::AT[r][i]; };
-    const auto all = [](int) WINOGRAD_INLINE { return true; };
-    sandwich<M, A, A, M, Vec>(in, put, at, at, all, all);
+    sandwich<M, A, A, M, Vec>(in, put, at, at, EVERY_LINE, EVERY_LINE);
   }
 };
 
@@ -214,8 +223,7 @@ struct OutputGradient {
     const auto in = [&](int r, int q) WINOGRAD_INLINE { return load<Vec>(board + (r * BOARD + q) * K); };
     const auto put = [&](int i, int j, Vec v) WINOGRAD_INLINE { store(out + (i * A + j) * step, v); };
     const auto at_t = [](int i, int r) WINOGRAD_INLINE { return W::AT[r][i]; };
-    const auto all = [](int) WINOGRAD_INLINE { return true; };
-    sandwich<A, M, M, A, Vec>(in, put, at_t, at_t, all, all);
+    sandwich<A, M, M, A, Vec>(in, put, at_t, at_t, EVERY_LINE, EVERY_LINE);
   }
 };
 
@@ -225,7 +233,9 @@ struct OutputGradient {
 template <int M>
 constexpr bool first_cover(int ty, int tx, int r, int q) {
   constexpr int T = BOARD / M;
-  const auto covers = [](int t, int x) WINOGRAD_INLINE { return t * M - 1 <= x && x <= t * M + M; };
+  const auto covers = [](int t, int x) WINOGRAD_INLINE {
+    return window_line<M>(t, 0) <= x && x <= window_line<M>(t, Winograd<M>::A - 1);
+  };
   for (int y = 0; y < T; ++y)
     for (int x = 0; x < T; ++x) {
       if (y == ty && x == tx) return true;
@@ -249,14 +259,13 @@ struct InputGradient {
     float* board = gx + square_at(C, b, 0, 0, c);
     const auto in = [&](int i, int j) WINOGRAD_INLINE { return load<Vec>(g + (i * A + j) * step); };
     const auto put = [&](int a, int e, Vec v) WINOGRAD_INLINE {
-      const int r = TY * M + a - 1, q = TX * M + e - 1;
-      if (r < 0 || r >= BOARD || q < 0 || q >= BOARD) return;
+      const int r = window_line<M>(TY, a), q = window_line<M>(TX, e);
+      if (!on_board(r) || !on_board(q)) return;
       float* p = board + (r * BOARD + q) * C;
       store(p, first_cover<M>(TY, TX, r, q) ? v : load<Vec>(p) + v);
     };
     const auto bt_t = [](int a, int i) WINOGRAD_INLINE { return W::BT[i][a]; };
-    const auto all = [](int) WINOGRAD_INLINE { return true; };
-    sandwich<A, A, A, A, Vec>(in, put, bt_t, bt_t, all, all);
+    sandwich<A, A, A, A, Vec>(in, put, bt_t, bt_t, EVERY_LINE, EVERY_LINE);
   }
 };
 
