@@ -6,6 +6,7 @@
 #include "encode/encode.h"
 #include "nn/board_conv.h"
 #include "nn/board_norm.h"
+#include "nn/pair_scores.h"
 #include "util/error.h"
 
 namespace legalnet::nn {
@@ -261,6 +262,7 @@ torch::Tensor ResNetImpl::pair_scores(const torch::Tensor& tower_out) {
   // [B,2d,8,8] -> squares [B,64,2d] (a view in channels-last) -> query, key [B,64,d] -> [B,64,64]
   const int64_t batch = tower_out.size(0), width = tower_out.size(1);
   const auto squares = pairs(tower_out).permute({0, 2, 3, 1}).reshape({batch, 64, 2 * width});
+  if (kernels == Kernels::BOARD && board_pair_scores_applies(squares)) return board_pair_scores(squares);
   const auto query = squares.narrow(2, 0, width), key = squares.narrow(2, width, width);
   return (torch::matmul(query, key.transpose(1, 2)) / std::sqrt(double(width))).reshape({batch, 64 * 64});
 }
