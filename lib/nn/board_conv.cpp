@@ -180,7 +180,8 @@ void backward_blocks(const Plan& p, const float* x, const float* u_t, const floa
     const auto m_buffer = block_buffer(p.block_floats(kp)), v_buffer = block_buffer(p.block_floats(cp));
     float *gm = m_buffer.get(), *v = v_buffer.get();
     std::vector<float>& gu_chunk = partial[size_t(chunk)];
-    if (gu != nullptr) gu_chunk.assign(u_floats, 0.0f);
+    // The chunk's first block stores its products, the others add (zeros for a chunk with none).
+    if (gu != nullptr) b0 < b1 ? gu_chunk.resize(u_floats) : gu_chunk.assign(u_floats, 0.0f);
     for (int64_t i = b0; i < b1; ++i) {
       const Block blk(p, i);
       if (gu != nullptr) prefetch<Prefetch::READ>(x + blk.square(p.c), blk.floats(p.c));
@@ -197,76 +198,88 @@ void backward_blocks(const Plan& p, const float* x, const float* u_t, const floa
         if (cp != p.c) std::fill(v, v + p.block_floats(cp), 0.0f);
         f.input(x + blk.square(p.c), v, blk.shape, 0, blk.boards);
         products(p, isa, int(cp), int(blk.tiles), int(kp), v, 1, cp, gm, gu_chunk.data(),
-                 {position_step(blk.tiles, cp), position_step(blk.tiles, kp), cp * kp}, true);
+                 {position_step(blk.tiles, cp), position_step(blk.tiles, kp), cp * kp}, i != b0);
       }
     }
   });
   if (gu == nullptr) return;
-  std::fill(gu, gu + u_floats, 0.0f);
-  for (const auto& part : partial)
-    for (size_t j = 0; j < part.size(); ++j) gu[j] += part[j];
+  std::copy(partial[0].begin(), partial[0].end(), gu);
+  for (size_t chunk = 1; chunk < partial.size(); ++chunk)
+    for (size_t j = 0; j < partial[chunk].size(); ++j) gu[j] += partial[chunk][j];
 }
 
 // The weight transform U_q[c][k] = (G w[k][c] G^T)[i][j] for q = i * A + j, into U [A*A, Cp, Kp]
 // and U^T [A*A, Kp, Cp] for the input gradient (zero in the padding), and its transpose for the
-// weight gradient: gw[k][c] = G^T gU[k][c] G. A few thousand numbers a layer: plain loops split
-// between the threads, in the convolution's autograd node (torch's matmuls, permute and pad cost
-// a dozen nodes a layer, forward and backward). Each channel pair's A*A values are kept together
-// ([K][C][A*A], "pair-major") and U is written, or gU read, a position at a time: pair by pair,
-// the A*A positions lie Cp*Kp floats (4 KiB) apart and fall into the same L1 sets, as the
-// transforms' buffers did before POSITION_PAD (these two loops were 3% of a step).
+// weight gradient: gw[k][c] = G^T gU[k][c] G. A few thousand numbers a layer, in the
+// convolution's autograd node (torch's matmuls, permute and pad cost a dozen nodes a layer,
+// forward and backward), computed for PAIR_RUN channel pairs at once along U's rows (the
+// compiler's vectors) so that U and U^T are written, and gU read, row by row: U once for each
+// input channel, U^T again for each output channel. Written pair by pair, U's A*A positions lie
+// 4 KiB apart in the same L1 sets; copied from a pair-major buffer, its strides conflicted in
+// L1 as well: each cost more than the arithmetic (70 us a convolution, docs/benchmarks.md,
+// issue 32).
+constexpr int64_t PAIR_RUN = 16;
+
+// out[q * out_step + r] = (G w_r G^T)[q] for the run's pairs r < n, w_r = w + r * w_step.
+template <int M>
+void transform_run(const float* w, int64_t w_step, int64_t n, float* out, int64_t out_step) {
+  using W = Winograd<M>;
+  constexpr int A = W::A;
+  float t[A][3][PAIR_RUN];
+  for (int i = 0; i < A; ++i)
+    for (int b = 0; b < 3; ++b)
+      for (int64_t r = 0; r < n; ++r) {
+        const float* g = w + r * w_step;
+        t[i][b][r] = W::G[i][0] * g[b] + W::G[i][1] * g[3 + b] + W::G[i][2] * g[6 + b];
+      }
+  for (int i = 0; i < A; ++i)
+    for (int j = 0; j < A; ++j) {
+      float* o = out + (i * A + j) * out_step;
+      for (int64_t r = 0; r < n; ++r) o[r] = t[i][0][r] * W::G[j][0] + t[i][1][r] * W::G[j][1] + t[i][2][r] * W::G[j][2];
+    }
+}
+
 template <int M>
 void weight_transform(const Plan& p, const float* w, float* u, float* u_t) {
-  using W = Winograd<M>;
-  constexpr int A = W::A, Q = A * A;
-  const int64_t cp = p.cp(), kp = p.kp(), pairs = p.k * p.c;
-  std::vector<float> by_pair(size_t(pairs * Q));
-  at::parallel_for(0, pairs, 64, [&](int64_t first, int64_t last) {
-    for (int64_t kc = first; kc < last; ++kc) {
-      const float* g = w + kc * 9;
-      float t[A][3];
-      for (int i = 0; i < A; ++i)
-        for (int b = 0; b < 3; ++b) t[i][b] = W::G[i][0] * g[b] + W::G[i][1] * g[3 + b] + W::G[i][2] * g[6 + b];
-      float* out = by_pair.data() + kc * Q;
-      for (int i = 0; i < A; ++i)
-        for (int j = 0; j < A; ++j) out[i * A + j] = t[i][0] * W::G[j][0] + t[i][1] * W::G[j][1] + t[i][2] * W::G[j][2];
-    }
-  });
-  at::parallel_for(0, Q, 1, [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) {
-      for (int64_t c = 0; c < p.c; ++c)
-        for (int64_t k = 0; k < p.k; ++k) u[(q * cp + c) * kp + k] = by_pair[size_t((k * p.c + c) * Q + q)];
-      for (int64_t k = 0; k < p.k; ++k)
-        for (int64_t c = 0; c < p.c; ++c) u_t[(q * kp + k) * cp + c] = by_pair[size_t((k * p.c + c) * Q + q)];
+  const int64_t cp = p.cp(), kp = p.kp(), C = p.c, K = p.k;
+  at::parallel_for(0, C + K, 1, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) {
+      if (i < C) {  // U's rows of input channel c: the pairs (k, c), C*9 floats apart in w
+        const int64_t c = i;
+        for (int64_t k = 0; k < K; k += PAIR_RUN)
+          transform_run<M>(w + (k * C + c) * 9, C * 9, std::min(PAIR_RUN, K - k), u + c * kp + k, cp * kp);
+      } else {  // U^T's rows of output channel k: the pairs (k, c), consecutive
+        const int64_t k = i - C;
+        for (int64_t c = 0; c < C; c += PAIR_RUN)
+          transform_run<M>(w + (k * C + c) * 9, 9, std::min(PAIR_RUN, C - c), u_t + k * cp + c, kp * cp);
+      }
     }
   });
 }
+
 template <int M>
 void weight_gradient(const Plan& p, const float* gu, float* gw) {
   using W = Winograd<M>;
-  constexpr int A = W::A, Q = A * A;
-  const int64_t cp = p.cp(), kp = p.kp(), pairs = p.k * p.c;
-  std::vector<float> by_pair(size_t(pairs * Q));
-  at::parallel_for(0, Q, 1, [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q)
-      for (int64_t c = 0; c < p.c; ++c)
-        for (int64_t k = 0; k < p.k; ++k) by_pair[size_t((k * p.c + c) * Q + q)] = gu[(q * cp + c) * kp + k];
-  });
-  at::parallel_for(0, pairs, 64, [&](int64_t first, int64_t last) {
-    for (int64_t kc = first; kc < last; ++kc) {
-      const float* v = by_pair.data() + kc * Q;
-      float t[A][3] = {};
-      for (int i = 0; i < A; ++i)
-        for (int j = 0; j < A; ++j)
-          for (int b = 0; b < 3; ++b) t[i][b] += v[i * A + j] * W::G[j][b];
-      float* g = gw + kc * 9;
-      for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b) {
-          float sum = 0;
-          for (int i = 0; i < A; ++i) sum += W::G[i][a] * t[i][b];
-          g[a * 3 + b] = sum;
-        }
-    }
+  constexpr int A = W::A;
+  const int64_t cp = p.cp(), kp = p.kp(), C = p.c, K = p.k;
+  at::parallel_for(0, C, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      for (int64_t k0 = 0; k0 < K; k0 += PAIR_RUN) {
+        const int64_t n = std::min(PAIR_RUN, K - k0);
+        const float* v = gu + c * kp + k0;  // gU_q[c][k0 + r] at v[q * cp * kp + r]
+        float t[A][3][PAIR_RUN] = {};
+        for (int i = 0; i < A; ++i)
+          for (int j = 0; j < A; ++j)
+            for (int b = 0; b < 3; ++b)
+              for (int64_t r = 0; r < n; ++r) t[i][b][r] += v[(i * A + j) * cp * kp + r] * W::G[j][b];
+        for (int a = 0; a < 3; ++a)
+          for (int b = 0; b < 3; ++b)
+            for (int64_t r = 0; r < n; ++r) {
+              float sum = 0;
+              for (int i = 0; i < A; ++i) sum += W::G[i][a] * t[i][b][r];
+              gw[((k0 + r) * C + c) * 9 + a * 3 + b] = sum;
+            }
+      }
   });
 }
 
@@ -282,7 +295,12 @@ struct BoardConvFunction : torch::autograd::Function<BoardConvFunction> {
     const auto xc = x.contiguous(torch::MemoryFormat::ChannelsLast);
     const auto w = weight.contiguous();
     const Plan p{m, x.size(0), x.size(1), w.size(0)};
-    auto u = torch::zeros({p.positions(), p.cp(), p.kp()}), u_t = torch::zeros({p.positions(), p.kp(), p.cp()});
+    // Zeros only where there are padding channels: the transform writes every other float.
+    const bool padding = p.cp() != p.c || p.kp() != p.k;
+    const auto make = [&](int64_t rows, int64_t cols) {
+      return padding ? torch::zeros({p.positions(), rows, cols}) : torch::empty({p.positions(), rows, cols});
+    };
+    auto u = make(p.cp(), p.kp()), u_t = make(p.kp(), p.cp());
     (m == 2 ? weight_transform<2> : weight_transform<4>)(p, w.data_ptr<float>(), u.data_ptr<float>(),
                                                          u_t.data_ptr<float>());
     auto y = board_tensor(p.boards, p.k);
