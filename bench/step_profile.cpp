@@ -34,6 +34,7 @@
 #include "nn/models.h"
 #include "nn/precision.h"
 #include "nn/tile_gemm.h"
+#include "run/train/optimizer.h"
 #include "run/train/options.h"
 #include "train/batches.h"
 #include "train/training_data.h"
@@ -169,7 +170,7 @@ int main(int argc, char** argv) {
     auto model = std::make_shared<ResNetImpl>(c);
     choose_memory_format(*model);
     model->use_kernels(kernels);
-    torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+    run::FusedAdam<torch::optim::Adam> adam(model->parameters(), torch::optim::AdamOptions(1e-3));  // train's
     double t[N_PARTS] = {};
     double whole = 0;
     const auto& moves = model->trained_moves(torch::kCPU);

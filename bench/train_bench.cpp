@@ -32,6 +32,7 @@
 #include "nn/loss.h"
 #include "nn/models.h"
 #include "nn/precision.h"
+#include "run/train/optimizer.h"
 #include "run/train/options.h"
 #include "train/batches.h"
 #include "train/stream.h"
@@ -199,7 +200,7 @@ int main(int argc, char** argv) {
       choose_memory_format(*net);  // as train does
     }
     net->use_kernels(resolve_kernels(Kernels::AUTO, device, v.precision));  // what train's --kernels auto runs
-    torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-3));
+    run::FusedAdam<torch::optim::Adam> adam(net->parameters(), torch::optim::AdamOptions(1e-3));  // train's
     std::unique_ptr<BatchLoader> loader;
     if (v.data == Variant::MEMORY)
       loader = std::make_unique<BatchLoader>(

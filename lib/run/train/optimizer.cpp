@@ -1,18 +1,76 @@
 #include "run/train/optimizer.h"
 
+#include <ATen/ops/_fused_adam.h>
+#include <ATen/ops/_fused_adamw.h>
+
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
+#include <vector>
 
 namespace legalnet::run {
+
+template <typename Base>
+torch::Tensor FusedAdam<Base>::step(torch::optim::Optimizer::LossClosure closure) {
+  using State = std::conditional_t<std::is_same_v<Base, torch::optim::AdamW>, torch::optim::AdamWParamState,
+                                   torch::optim::AdamParamState>;
+  using Options = std::conditional_t<std::is_same_v<Base, torch::optim::AdamW>, torch::optim::AdamWOptions,
+                                     torch::optim::AdamOptions>;
+  for (auto& group : this->param_groups()) {
+    const auto& o = static_cast<const Options&>(group.options());
+    for (const auto& p : group.params())
+      if (o.amsgrad() || !p.device().is_cpu()) return Base::step(std::move(closure));
+  }
+  torch::Tensor loss;
+  if (closure != nullptr) {
+    torch::AutoGradMode enable_grad(true);
+    loss = closure();
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& group : this->param_groups()) {
+    const auto& o = static_cast<const Options&>(group.options());
+    std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
+    for (const auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      auto& slot = this->state_[p.unsafeGetTensorImpl()];
+      if (slot == nullptr) {  // as Base::step starts a parameter's state
+        auto fresh = std::make_unique<State>();
+        fresh->step(0);
+        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        slot = std::move(fresh);
+      }
+      auto& s = static_cast<State&>(*slot);
+      s.step(s.step() + 1);
+      params.push_back(p);
+      grads.push_back(p.grad());
+      exp_avgs.push_back(s.exp_avg());
+      exp_avg_sqs.push_back(s.exp_avg_sq());
+      steps.push_back(torch::full({}, double(s.step())));  // the kernel reads the step after this one's increment
+    }
+    if (params.empty()) continue;
+    const auto [beta1, beta2] = o.betas();
+    if constexpr (std::is_same_v<Base, torch::optim::AdamW>)
+      at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, o.lr(), beta1, beta2, o.weight_decay(),
+                        o.eps(), false, false);
+    else
+      at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, o.lr(), beta1, beta2, o.weight_decay(),
+                       o.eps(), false, false);
+  }
+  return loss;
+}
+
+template class FusedAdam<torch::optim::Adam>;
+template class FusedAdam<torch::optim::AdamW>;
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o, nn::PolicyNet& net) {
   switch (o.optimizer) {
     case Optimizer::ADAM:
-      return std::make_unique<torch::optim::Adam>(net.parameters(),
-                                                  torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+      return std::make_unique<FusedAdam<torch::optim::Adam>>(
+          net.parameters(), torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
     case Optimizer::ADAMW:
-      return std::make_unique<torch::optim::AdamW>(net.parameters(),
-                                                   torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+      return std::make_unique<FusedAdam<torch::optim::AdamW>>(
+          net.parameters(), torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
     case Optimizer::SGD: break;
   }
   return std::make_unique<torch::optim::SGD>(

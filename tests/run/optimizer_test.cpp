@@ -1,0 +1,76 @@
+// train's Adam and AdamW (run/train/optimizer.h: torch's fused kernels behind torch::optim's
+// classes) against torch::optim::Adam and AdamW themselves: the same parameters and state after
+// several steps, for a channels-last weight, a vector and a parameter without a gradient.
+#include <gtest/gtest.h>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "run/train/optimizer.h"
+
+namespace legalnet::run {
+namespace {
+
+std::vector<torch::Tensor> fresh_parameters() {
+  torch::manual_seed(7);
+  return {torch::randn({32, 16, 3, 3}).contiguous(torch::MemoryFormat::ChannelsLast).requires_grad_(true),
+          torch::randn({32}).requires_grad_(true), torch::randn({5}).requires_grad_(true)};
+}
+
+// Runs `steps` steps with the same random gradients (none for the last parameter) and returns the
+// parameters, then each stepped parameter's exp_avg, exp_avg_sq and step.
+template <typename Optimizer, typename Options>
+std::vector<torch::Tensor> run(Options options, int steps) {
+  auto params = fresh_parameters();
+  Optimizer optimizer(params, options);
+  torch::manual_seed(8);
+  for (int s = 0; s < steps; ++s) {
+    optimizer.zero_grad();
+    for (size_t i = 0; i + 1 < params.size(); ++i) params[i].mutable_grad() = torch::randn_like(params[i]);
+    optimizer.step();
+  }
+  std::vector<torch::Tensor> out(params.begin(), params.end());
+  for (size_t i = 0; i + 1 < params.size(); ++i) {
+    const auto& state = optimizer.state().at(params[i].unsafeGetTensorImpl());
+    using State = std::conditional_t<std::is_same_v<Options, torch::optim::AdamWOptions>,
+                                     torch::optim::AdamWParamState, torch::optim::AdamParamState>;
+    const auto& s = static_cast<const State&>(*state);
+    out.push_back(s.exp_avg());
+    out.push_back(s.exp_avg_sq());
+    out.push_back(torch::tensor(double(s.step())));
+  }
+  EXPECT_FALSE(optimizer.state().count(params.back().unsafeGetTensorImpl())) << "a parameter without a gradient";
+  return out;
+}
+
+template <typename Fused, typename Torch, typename Options>
+void compare(const char* name, Options options) {
+  const std::vector<torch::Tensor> fused = run<Fused>(options, 6), reference = run<Torch>(options, 6);
+  ASSERT_EQ(fused.size(), reference.size());
+  double worst = 0;
+  for (size_t i = 0; i < fused.size(); ++i) {
+    const double error = (fused[i] - reference[i]).abs().max().item<double>() /
+                         std::max(1e-12, reference[i].abs().max().item<double>());
+    EXPECT_LT(error, 1e-5) << name << ", result " << i;
+    worst = std::max(worst, error);
+  }
+  // The step changed the weights at all (a comparison of two unchanged copies would pass).
+  EXPECT_GT((fused[0] - fresh_parameters()[0]).abs().max().item<double>(), 1e-3) << name;
+  fmt::print("{} through the fused kernel against torch::optim's: largest relative difference {:.2g}\n", name, worst);
+}
+
+TEST(Optimizer, FusedAdamStepsAsTorchsAdam) {
+  compare<FusedAdam<torch::optim::Adam>, torch::optim::Adam>("Adam",
+                                                             torch::optim::AdamOptions(1e-2).weight_decay(1e-2));
+}
+
+TEST(Optimizer, FusedAdamWStepsAsTorchsAdamW) {
+  compare<FusedAdam<torch::optim::AdamW>, torch::optim::AdamW>("AdamW",
+                                                               torch::optim::AdamWOptions(1e-2).weight_decay(1e-2));
+}
+
+}  // namespace
+}  // namespace legalnet::run
