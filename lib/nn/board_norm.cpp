@@ -62,25 +62,23 @@ CHUNK_KERNEL void chunk_gradient_sums(const float* x, const float* y, const floa
 }
 
 // The input gradient a (g - b - (x - mean) d) (batch norm's, with the batch statistics'
-// gradients folded into b and d) and the residual's, g (where g_residual is not null), in one
-// pass over the chunk.
+// gradients folded into b and d) and the residual's, g (where g_residual is not null).
 CHUNK_KERNEL void chunk_gradients(const float* __restrict x, const float* __restrict y, const float* __restrict gy,
                                   int64_t rows, int64_t channels, const float* __restrict mean,
                                   const float* __restrict a, const float* __restrict b, const float* __restrict d,
                                   float* __restrict gx, float* __restrict g_residual) {
+  const int64_t n = rows * channels;
+  if (g_residual != nullptr)
+    for (int64_t i = 0; i < n; ++i) g_residual[i] = y[i] > 0.0f ? gy[i] : 0.0f;
   for (int64_t r = 0; r < rows; ++r) {
-    const int64_t o = r * channels;
-    if (g_residual != nullptr)
-      for (int64_t c = 0; c < channels; ++c) {
-        const float g = y[o + c] > 0.0f ? gy[o + c] : 0.0f;
-        g_residual[o + c] = g;
-        gx[o + c] = a[c] * (g - b[c] - (x[o + c] - mean[c]) * d[c]);
-      }
-    else
-      for (int64_t c = 0; c < channels; ++c) {
-        const float g = y[o + c] > 0.0f ? gy[o + c] : 0.0f;
-        gx[o + c] = a[c] * (g - b[c] - (x[o + c] - mean[c]) * d[c]);
-      }
+    const float* __restrict xr = x + r * channels;
+    const float* __restrict yr = y + r * channels;
+    const float* __restrict gr = gy + r * channels;
+    float* __restrict out = gx + r * channels;
+    for (int64_t c = 0; c < channels; ++c) {
+      const float g = yr[c] > 0.0f ? gr[c] : 0.0f;
+      out[c] = a[c] * (g - b[c] - (xr[c] - mean[c]) * d[c]);
+    }
   }
 }
 
