@@ -175,13 +175,18 @@ void backward_blocks(const Plan& p, const float* x, const float* u_t, const floa
   const Passes& f = passes_for(p.m, isa);
   const int64_t cp = p.cp(), kp = p.kp();
   const size_t u_floats = size_t(p.positions() * cp * kp);
-  std::vector<std::vector<float>> partial(size_t(std::max<int64_t>(1, at::get_num_threads())));
+  std::vector<std::unique_ptr<float[]>> partial(size_t(std::max<int64_t>(1, at::get_num_threads())));
   over_chunks(p.blocks(), [&](int64_t chunk, int64_t b0, int64_t b1) {
     const auto m_buffer = block_buffer(p.block_floats(kp)), v_buffer = block_buffer(p.block_floats(cp));
     float *gm = m_buffer.get(), *v = v_buffer.get();
-    std::vector<float>& gu_chunk = partial[size_t(chunk)];
-    // The chunk's first block stores its products, the others add (zeros for a chunk with none).
-    if (gu != nullptr) b0 < b1 ? gu_chunk.resize(u_floats) : gu_chunk.assign(u_floats, 0.0f);
+    // The chunk's sums, uninitialized: its first block stores its products, the others add (a
+    // chunk with no block holds zeros).
+    float* gu_chunk = nullptr;
+    if (gu != nullptr) {
+      partial[size_t(chunk)] = block_buffer(u_floats);
+      gu_chunk = partial[size_t(chunk)].get();
+      if (b0 == b1) std::fill(gu_chunk, gu_chunk + u_floats, 0.0f);
+    }
     for (int64_t i = b0; i < b1; ++i) {
       const Block blk(p, i);
       if (gu != nullptr) prefetch<Prefetch::READ>(x + blk.square(p.c), blk.floats(p.c));
@@ -197,15 +202,16 @@ void backward_blocks(const Plan& p, const float* x, const float* u_t, const floa
       if (gu != nullptr) {
         if (cp != p.c) std::fill(v, v + p.block_floats(cp), 0.0f);
         f.input(x + blk.square(p.c), v, blk.shape, 0, blk.boards);
-        products(p, isa, int(cp), int(blk.tiles), int(kp), v, 1, cp, gm, gu_chunk.data(),
+        products(p, isa, int(cp), int(blk.tiles), int(kp), v, 1, cp, gm, gu_chunk,
                  {position_step(blk.tiles, cp), position_step(blk.tiles, kp), cp * kp}, i != b0);
       }
     }
   });
   if (gu == nullptr) return;
-  std::copy(partial[0].begin(), partial[0].end(), gu);
+  std::copy(partial[0].get(), partial[0].get() + u_floats, gu);  // chunk 0 always exists
   for (size_t chunk = 1; chunk < partial.size(); ++chunk)
-    for (size_t j = 0; j < partial[chunk].size(); ++j) gu[j] += partial[chunk][j];
+    if (const float* part = partial[chunk].get(); part != nullptr)
+      for (size_t j = 0; j < u_floats; ++j) gu[j] += part[j];
 }
 
 // The weight transform U_q[c][k] = (G w[k][c] G^T)[i][j] for q = i * A + j, into U [A*A, Cp, Kp]

@@ -29,13 +29,14 @@ struct PairScoresFunction : torch::autograd::Function<PairScoresFunction> {
     const float* in = squares.data_ptr<float>();
     float* out = scores.data_ptr<float>();
     const BoardIsa isa = board_isa();
+    const float scale = b.scale();
     at::parallel_for(0, boards, 1, [&](int64_t first, int64_t last) {
       // K^T / sqrt(d), [d][64]: the products read B row-major.
       std::vector<float> key_t(size_t(b.d * SQUARES));
       for (int64_t n = first; n < last; ++n) {
         const float* sq = in + n * SQUARES * b.row();
         for (int64_t to = 0; to < SQUARES; ++to)
-          for (int64_t c = 0; c < b.d; ++c) key_t[size_t(c * SQUARES + to)] = sq[to * b.row() + b.d + c] * b.scale();
+          for (int64_t c = 0; c < b.d; ++c) key_t[size_t(c * SQUARES + to)] = sq[to * b.row() + b.d + c] * scale;
         tile_gemm(isa, int(SQUARES), int(b.d), int(SQUARES), {sq, b.row(), 1, key_t.data(), SQUARES},
                   out + n * SQUARES * SQUARES, SQUARES, false);
       }
@@ -54,6 +55,7 @@ struct PairScoresFunction : torch::autograd::Function<PairScoresFunction> {
     const float *in = squares.data_ptr<float>(), *gs = g.data_ptr<float>();
     float* out = grad.data_ptr<float>();
     const BoardIsa isa = board_isa();
+    const float scale = b.scale();
     at::parallel_for(0, boards, 1, [&](int64_t first, int64_t last) {
       for (int64_t n = first; n < last; ++n) {
         const float* sq = in + n * SQUARES * b.row();
@@ -65,7 +67,7 @@ struct PairScoresFunction : torch::autograd::Function<PairScoresFunction> {
                   false);
         tile_gemm(isa, int(SQUARES), int(SQUARES), int(b.d), {dS, 1, SQUARES, sq, b.row()}, dsq + b.d, b.row(),
                   false);
-        for (int64_t i = 0; i < SQUARES * b.row(); ++i) dsq[i] *= b.scale();
+        for (int64_t i = 0; i < SQUARES * b.row(); ++i) dsq[i] *= scale;
       }
     });
     return {grad};

@@ -137,8 +137,12 @@ TEST(BoardNorm, LeavesEvaluationOtherLayoutsAndPrecisionsToTorch) {
 // The default resnet trained one step with the board kernels (convolutions and norms) and with
 // torch's, from the same weights: the logits, every parameter's gradient and the running
 // statistics agree within 1e-4 (the Winograd convolutions round differently).
-TEST(BoardKernels, AResNetStepMatchesTorchs) {
-  const ModelConfig c = ModelConfig{}.resolved();
+// A resnet's training step, every convolution, norm and (with the pairs head) the pair scores
+// by the board kernels, against torch's: the logits, every gradient and the running statistics.
+void check_resnet_step(const std::string& policy_head) {
+  ModelConfig config;
+  config.policy_head = policy_head;
+  const ModelConfig c = config.resolved();
   auto run = [&](Kernels kernels) {
     torch::manual_seed(3);
     auto net = std::dynamic_pointer_cast<ResNetImpl>(make_model(c));
@@ -162,8 +166,13 @@ TEST(BoardKernels, AResNetStepMatchesTorchs) {
     EXPECT_LT(error, 1e-4) << "result " << i;
     worst = std::max(worst, error);
   }
-  fmt::print("a resnet step, board against torch's kernels: largest relative error {:.2g}\n", worst);
+  fmt::print("a resnet step ({} head), board against torch's kernels: largest relative error {:.2g}\n", policy_head,
+             worst);
 }
+
+TEST(BoardKernels, AResNetStepMatchesTorchs) { check_resnet_step("types"); }
+
+TEST(BoardKernels, AResNetStepWithThePairsHeadMatchesTorchs) { check_resnet_step("pairs"); }
 
 }  // namespace
 }  // namespace legalnet::nn

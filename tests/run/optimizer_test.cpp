@@ -22,14 +22,17 @@ std::vector<torch::Tensor> fresh_parameters() {
 
 // Runs `steps` steps with the same random gradients (none for the last parameter) and returns the
 // parameters, then each stepped parameter's exp_avg, exp_avg_sq and step.
+// `nchw_gradient`: the channels-last weight gets its gradient in the default layout (the fused
+// kernel would read it in the wrong order; the optimizer must step it through torch::optim's).
 template <typename Optimizer, typename Options>
-std::vector<torch::Tensor> run(Options options, int steps) {
+std::vector<torch::Tensor> run(Options options, int steps, bool nchw_gradient = false) {
   auto params = fresh_parameters();
   Optimizer optimizer(params, options);
   torch::manual_seed(8);
   for (int s = 0; s < steps; ++s) {
     optimizer.zero_grad();
     for (size_t i = 0; i + 1 < params.size(); ++i) params[i].mutable_grad() = torch::randn_like(params[i]);
+    if (nchw_gradient) params[0].mutable_grad() = params[0].grad().contiguous();
     optimizer.step();
   }
   std::vector<torch::Tensor> out(params.begin(), params.end());
@@ -47,8 +50,9 @@ std::vector<torch::Tensor> run(Options options, int steps) {
 }
 
 template <typename Fused, typename Torch, typename Options>
-void compare(const char* name, Options options) {
-  const std::vector<torch::Tensor> fused = run<Fused>(options, 6), reference = run<Torch>(options, 6);
+void compare(const char* name, Options options, bool nchw_gradient = false) {
+  const std::vector<torch::Tensor> fused = run<Fused>(options, 6, nchw_gradient),
+                                   reference = run<Torch>(options, 6, nchw_gradient);
   ASSERT_EQ(fused.size(), reference.size());
   double worst = 0;
   for (size_t i = 0; i < fused.size(); ++i) {
@@ -70,6 +74,11 @@ TEST(Optimizer, FusedAdamStepsAsTorchsAdam) {
 TEST(Optimizer, FusedAdamWStepsAsTorchsAdamW) {
   compare<FusedAdam<torch::optim::AdamW>, torch::optim::AdamW>("AdamW",
                                                                torch::optim::AdamWOptions(1e-2).weight_decay(1e-2));
+}
+
+TEST(Optimizer, AGradientInAnotherLayoutStepsAsTorchsAdam) {
+  compare<FusedAdam<torch::optim::Adam>, torch::optim::Adam>("Adam, an NCHW gradient",
+                                                             torch::optim::AdamOptions(1e-2).weight_decay(1e-2), true);
 }
 
 }  // namespace

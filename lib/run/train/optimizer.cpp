@@ -16,10 +16,27 @@ torch::Tensor FusedAdam<Base>::step(torch::optim::Optimizer::LossClosure closure
                                    torch::optim::AdamParamState>;
   using Options = std::conditional_t<std::is_same_v<Base, torch::optim::AdamW>, torch::optim::AdamWOptions,
                                      torch::optim::AdamOptions>;
+  // The fused kernel walks a parameter, its gradient and its state as one flat array each: they
+  // must share one dense layout (autograd and the checkpoint reader keep the parameter's).
+  // (A dimension of size 1 has any stride: a 1x1 convolution's weight is both layouts at once.)
+  auto same_layout = [](const torch::Tensor& p, const torch::Tensor& t) {
+    if (!t.defined()) return true;
+    if (t.sizes() != p.sizes()) return false;
+    for (int64_t i = 0; i < p.dim(); ++i)
+      if (p.size(i) > 1 && t.stride(i) != p.stride(i)) return false;
+    return true;
+  };
   for (auto& group : this->param_groups()) {
     const auto& o = static_cast<const Options&>(group.options());
-    for (const auto& p : group.params())
-      if (o.amsgrad() || !p.device().is_cpu()) return Base::step(std::move(closure));
+    for (const auto& p : group.params()) {
+      bool fused = !o.amsgrad() && p.device().is_cpu() && p.is_non_overlapping_and_dense() &&
+                   same_layout(p, p.grad());
+      if (const auto it = this->state_.find(p.unsafeGetTensorImpl()); fused && it != this->state_.end()) {
+        const auto& s = static_cast<const State&>(*it->second);
+        fused = same_layout(p, s.exp_avg()) && same_layout(p, s.exp_avg_sq());
+      }
+      if (!fused) return Base::step(std::move(closure));
+    }
   }
   torch::Tensor loss;
   if (closure != nullptr) {

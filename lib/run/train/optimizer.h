@@ -21,7 +21,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainOptions& o, n
 // Base::step runs eight ops a parameter (0.9 ms of a 40 ms step of the default net on 2 cores,
 // most of it the ops' own cost on 40 small tensors). The state is Base's own (step, exp_avg,
 // exp_avg_sq), so checkpoints and --resume do not change; the same formula as Base's up to
-// rounding. Parameters on another device, or amsgrad, step through Base::step.
+// rounding. Parameters on another device, a gradient or state in another layout than its
+// parameter's, or amsgrad: Base::step.
 template <typename Base>
 class FusedAdam : public Base {
  public:
