@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "nn/models.h"
+#include "nn/precision.h"
 #include "run/train/optimizer.h"
 
 namespace legalnet::run {
@@ -79,6 +81,25 @@ TEST(Optimizer, FusedAdamWStepsAsTorchsAdamW) {
 TEST(Optimizer, AGradientInAnotherLayoutStepsAsTorchsAdam) {
   compare<FusedAdam<torch::optim::Adam>, torch::optim::Adam>("Adam, an NCHW gradient",
                                                              torch::optim::AdamOptions(1e-2).weight_decay(1e-2), true);
+}
+
+TEST(Optimizer, TheDefaultNetStepsThroughTheFusedKernel) {
+  // The resnet as train makes it (channels-last on a CPU, the board kernels' own gradients): every
+  // parameter's gradient in its layout, so the step is the fused one, not the fallback.
+  nn::ModelConfig config;
+  config.policy_head = "pairs";
+  auto net = nn::make_model(config.resolved());
+  nn::choose_memory_format(*net);
+  net->use_kernels(nn::Kernels::BOARD);
+  FusedAdam<torch::optim::Adam> optimizer(net->parameters(), torch::optim::AdamOptions(1e-3));
+  const auto planes = torch::rand({4, config.resolved().input_planes(), 8, 8}).round().contiguous(
+      torch::MemoryFormat::ChannelsLast);
+  for (int step = 0; step < 2; ++step) {
+    optimizer.zero_grad();
+    net->forward_trained(planes).square().mean().backward();
+    optimizer.step();
+  }
+  EXPECT_EQ(optimizer.fused_steps(), 2);
 }
 
 }  // namespace

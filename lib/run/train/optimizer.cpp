@@ -74,6 +74,7 @@ torch::Tensor FusedAdam<Base>::step(torch::optim::Optimizer::LossClosure closure
       at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, o.lr(), beta1, beta2, o.weight_decay(),
                        o.eps(), false, false);
   }
+  ++fused_steps_;
   return loss;
 }
 

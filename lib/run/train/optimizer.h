@@ -28,6 +28,11 @@ class FusedAdam : public Base {
  public:
   using Base::Base;
   torch::Tensor step(torch::optim::Optimizer::LossClosure closure = nullptr) override;
+  // Steps taken by the fused kernel (the others went through Base::step).
+  int64_t fused_steps() const { return fused_steps_; }
+
+ private:
+  int64_t fused_steps_ = 0;
 };
 
 // The learning rate at `step` of `total`: linear warm-up, then cosine decay.
