@@ -104,16 +104,16 @@ struct Block {
   int64_t floats(int64_t channels) const { return boards * BOARD * BOARD * channels; }
 };
 
-// Asks for a block's boards (`floats` from p) to be brought into L2 ahead of the transforms
-// that read them (kind READ) or write them (WRITE: fetched for ownership, so the stores do not
-// wait for the line). The convolution's input comes back cold in the backward pass, saved in the
-// forward one; the outputs are 2 MB a layer. Measured: 4% of an imitated AVX2 training step
-// (docs/benchmarks.md, issue 32).
+// Asks for a block's boards in a [B,8,8,channels] tensor to be brought into L2 ahead of the
+// transforms that read them (kind READ) or write them (WRITE: fetched for ownership, so the
+// stores do not wait for the line). The convolution's input comes back cold in the backward pass,
+// saved in the forward one; the outputs are 2 MB a layer. Measured: 4% of an imitated AVX2
+// training step (docs/benchmarks.md, issue 32).
 enum class Prefetch { READ = 0, WRITE = 1 };
 template <Prefetch kind>
-void prefetch(const float* p, int64_t floats) {
-  const char* bytes = reinterpret_cast<const char*>(p);
-  for (int64_t off = 0; off < floats * int64_t(sizeof(float)); off += 64)
+void prefetch(const float* tensor, const Block& blk, int64_t channels) {
+  const char* bytes = reinterpret_cast<const char*>(tensor + blk.square(channels));
+  for (int64_t off = 0; off < blk.floats(channels) * int64_t(sizeof(float)); off += 64)
     __builtin_prefetch(bytes + off, int(kind), 2);
 }
 
@@ -155,8 +155,8 @@ void forward_blocks(const Plan& p, const float* x, const float* u, float* y) {
     float *v = v_buffer.get(), *mm = m_buffer.get();
     for (int64_t i = b0; i < b1; ++i) {
       const Block blk(p, i);
-      if (i + 1 < b1) prefetch<Prefetch::READ>(x + Block(p, i + 1).square(p.c), Block(p, i + 1).floats(p.c));
-      prefetch<Prefetch::WRITE>(y + blk.square(p.k), blk.floats(p.k));
+      if (i + 1 < b1) prefetch<Prefetch::READ>(x, Block(p, i + 1), p.c);
+      prefetch<Prefetch::WRITE>(y, blk, p.k);
       if (cp != p.c) std::fill(v, v + p.block_floats(cp), 0.0f);  // the padding channels
       f.input(x + blk.square(p.c), v, blk.shape, 0, blk.boards);
       products(p, isa, int(blk.tiles), int(cp), int(kp), v, cp, 1, u, mm,
@@ -189,9 +189,9 @@ void backward_blocks(const Plan& p, const float* x, const float* u_t, const floa
     }
     for (int64_t i = b0; i < b1; ++i) {
       const Block blk(p, i);
-      if (gu != nullptr) prefetch<Prefetch::READ>(x + blk.square(p.c), blk.floats(p.c));
-      if (i + 1 < b1) prefetch<Prefetch::READ>(gy + Block(p, i + 1).square(p.k), Block(p, i + 1).floats(p.k));
-      if (gx != nullptr) prefetch<Prefetch::WRITE>(gx + blk.square(p.c), blk.floats(p.c));
+      if (gu != nullptr) prefetch<Prefetch::READ>(x, blk, p.c);
+      if (i + 1 < b1) prefetch<Prefetch::READ>(gy, Block(p, i + 1), p.k);
+      if (gx != nullptr) prefetch<Prefetch::WRITE>(gx, blk, p.c);
       if (kp != p.k) std::fill(gm, gm + p.block_floats(kp), 0.0f);
       f.output_t(gy + blk.square(p.k), gm, blk.shape, 0, blk.boards);
       if (gx != nullptr) {
