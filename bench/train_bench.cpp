@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
   load.quiet = true;
   load.max_rows = uint64_t(batch) * 64;
   const CompactPositions data = load_positions({argv[1]}, load);
-  const Precision chosen = resolve_precision("auto", device);
+  const Precision chosen = resolve_precision("auto", device, c.kind == ModelKind::RESNET);  // as train with --kernels auto
   StreamOptions stream_options;
   stream_options.paths = {argv[1]};
   stream_options.batch_size = batch;

@@ -2,10 +2,9 @@
 
 #include <ATen/autocast_mode.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "nn/board_wgrad_bf16.h"
 #include "nn/models.h"
+#include "nn/tile_gemm.h"
 #include "util/error.h"
 
 namespace legalnet::nn {
@@ -18,22 +17,9 @@ void set_autocast(c10::DeviceType type, bool enabled, at::ScalarType dtype) {
 
 }  // namespace
 
-bool cpu_has_native_bf16() {
-  static const bool native = [] {
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    for (std::string line; std::getline(cpuinfo, line);) {
-      if (line.rfind("flags", 0) != 0) continue;
-      std::istringstream flags(line);
-      for (std::string flag; flags >> flag;)
-        if (flag == "avx512_bf16" || flag == "amx_bf16") return true;
-      return false;
-    }
-    return false;
-  }();
-  return native;
-}
+bool cpu_has_native_bf16() { return cpu_has_avx512_bf16() || cpu_has_amx_bf16(); }
 
-Precision resolve_precision(Precision choice, const torch::Device& device) {
+Precision resolve_precision(Precision choice, const torch::Device& device, bool board_kernels) {
   if (choice == Precision::TF32 && !device.is_cuda())
     throw Error("--precision tf32: TF32 is a CUDA tensor-core format; on " + device.str() + " use fp32 or bf16");
   // On CUDA, TF32: on an H200 it was 0.87-1.05x fp32 for the small default nets (launch-bound
@@ -41,6 +27,10 @@ Precision resolve_precision(Precision choice, const torch::Device& device) {
   // (docs/benchmarks.md, "The second GPU run"), with fp32 tensors throughout.
   if (choice == Precision::AUTO) {
     if (device.is_cuda()) return Precision::TF32;
+    // With the board kernels, fp32 was 1.06x bf16 in train and 1.10x a step on a Zen 4 with
+    // AVX-512 BF16, and make all met the default's bars in fp32 (docs/benchmarks.md, issue 32);
+    // with AMX, oneDNN's bf16 kernels use the tile unit, which ours do not (not measured: bf16).
+    if (board_kernels && board_isa() >= BoardIsa::AVX2 && !cpu_has_amx_bf16()) return Precision::FP32;
     return cpu_has_native_bf16() ? Precision::BF16 : Precision::FP32;
   }
   return choice;

@@ -1,6 +1,7 @@
 // The arithmetic a network runs in. bf16 autocast runs matmuls and convolutions in bfloat16
 // (oneDNN's AVX-512 BF16 / AMX kernels on a CPU, tensor cores on a GPU) while the weights, the
-// optimizer state and the loss stay fp32; on this project's CPU it is about twice as fast.
+// optimizer state and the loss stay fp32; on this project's CPU about twice as fast as torch's fp32
+// kernels, slower than the resnet's fp32 board kernels (resolve_precision).
 // tf32 (CUDA only) keeps fp32 tensors but lets cuBLAS and cuDNN multiply in TensorFloat-32;
 // fp32 on CUDA is strict IEEE fp32.
 #pragma once
@@ -15,16 +16,18 @@ namespace legalnet::nn {
 
 class PolicyNet;
 
-
-// Whether this CPU computes bf16 natively (avx512_bf16 or amx_bf16 in /proc/cpuinfo).
+// Whether this CPU computes bf16 natively: AVX512-BF16 or AMX-BF16 (cpuid).
 bool cpu_has_native_bf16();
 
-// FP32, TF32 (CUDA only), BF16, or for AUTO: TF32 on a CUDA device, BF16 on a CPU with native
-// bf16, FP32 elsewhere. Throws legalnet::Error for TF32 on a CPU.
-Precision resolve_precision(Precision choice, const torch::Device& device);
+// FP32, TF32 (CUDA only), BF16, or for AUTO: TF32 on a CUDA device; on a CPU, BF16 where it
+// computes bf16 natively, FP32 elsewhere, except that `board_kernels` (the net's 3x3
+// convolutions will run on the board kernels in fp32: a resnet trained with --kernels auto or
+// board) keeps FP32 on a CPU without AMX: there our fp32 Winograd step beat bf16 autocast
+// (docs/benchmarks.md, issue 32). Throws legalnet::Error for TF32 on a CPU.
+Precision resolve_precision(Precision choice, const torch::Device& device, bool board_kernels = false);
 // The same by name (PRECISIONS); throws legalnet::Error for another name.
-inline Precision resolve_precision(std::string_view name, const torch::Device& device) {
-  return resolve_precision(parse_precision(name), device);
+inline Precision resolve_precision(std::string_view name, const torch::Device& device, bool board_kernels = false) {
+  return resolve_precision(parse_precision(name), device, board_kernels);
 }
 
 // Autocast to bf16 on `device` while alive (nothing for fp32); nests, and restores the

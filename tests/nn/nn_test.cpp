@@ -18,6 +18,7 @@
 #include "run/gen_moves/gen_moves.h"
 #include "train/batches.h"
 #include "train/distributed.h"
+#include "nn/board_wgrad_bf16.h"
 #include "nn/device.h"
 #include "nn/loss.h"
 #include "train/metrics.h"
@@ -26,6 +27,7 @@
 #include "nn/model_file.h"
 #include "nn/models.h"
 #include "nn/precision.h"
+#include "nn/tile_gemm.h"
 #include "train/stream.h"
 #include "support/helpers.h"
 #include "train/fixtures.h"
@@ -372,9 +374,18 @@ TEST(Precision, Bf16LogitsAreCloseToFp32AndTheChoiceIsChecked) {
   net->use_channels_last();
   EXPECT_TRUE(torch::allclose(forward_logits(*net, b.planes, Precision::FP32), fp32, 1e-5, 1e-5));
   EXPECT_EQ(resolve_precision("fp32", torch::kCPU), Precision::FP32);
-  EXPECT_EQ(resolve_precision("auto", torch::kCPU), cpu_has_native_bf16() ? Precision::BF16 : Precision::FP32);
+  const Precision native = cpu_has_native_bf16() ? Precision::BF16 : Precision::FP32;
+  EXPECT_EQ(resolve_precision("auto", torch::kCPU), native);
+  // A resnet on the board kernels: fp32 wherever they run (AVX2 or better) short of AMX; an
+  // explicit choice is kept.
+  EXPECT_EQ(resolve_precision("auto", torch::kCPU, true), cpu_has_amx_bf16() ? Precision::BF16 : Precision::FP32);
+  EXPECT_EQ(resolve_precision("bf16", torch::kCPU, true), Precision::BF16);
+  board_isa_cap(BoardIsa::BASELINE);  // no board kernels worth running: as without them
+  EXPECT_EQ(resolve_precision("auto", torch::kCPU, true), native);
+  board_isa_cap(BoardIsa::AVX512);
   // Resolved by the device's type alone, so this holds on a machine without a GPU.
   EXPECT_EQ(resolve_precision("auto", torch::Device(torch::kCUDA)), Precision::TF32);
+  EXPECT_EQ(resolve_precision("auto", torch::Device(torch::kCUDA), true), Precision::TF32);
   try {
     resolve_precision("fp16", torch::kCPU);
     ADD_FAILURE();

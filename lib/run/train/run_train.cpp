@@ -121,7 +121,9 @@ TrainReport run_train(const TrainOptions& given) {
   o.model.policy_head = model.policy_head;
   if (o.lr == 0) o.lr = choice_of(ARCHITECTURE_DEFAULTS, model.kind).lr;
   const torch::Device device = run_device(o);
-  const nn::Precision precision = nn::resolve_precision(o.compute_precision, device);
+  // auto's precision depends on whether a resnet's convolutions will run on the board kernels.
+  const bool board_kernels = model.kind == nn::ModelKind::RESNET && o.kernels != nn::Kernels::TORCH;
+  const nn::Precision precision = nn::resolve_precision(o.compute_precision, device, board_kernels);
   o.kernels = nn::resolve_kernels(o.kernels, device, precision);  // options.json records what ran
   std::vector<NamedPath> inputs;
   for (const auto& path : o.data) inputs.push_back({"--data", path});
