@@ -1,10 +1,12 @@
 #include "run/train/optimizer.h"
 
+#include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/_fused_adam.h>
 #include <ATen/ops/_fused_adamw.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -26,11 +28,15 @@ torch::Tensor FusedAdam<Base>::step(torch::optim::Optimizer::LossClosure closure
       if (p.size(i) > 1 && t.stride(i) != p.stride(i)) return false;
     return true;
   };
+  // One kernel call takes one device's tensors: every parameter on the first one's, a CPU or a
+  // CUDA device (where the step is launch-bound: Base::step is about ten launches a parameter).
+  std::optional<torch::Device> device;
   for (auto& group : this->param_groups()) {
     const auto& o = static_cast<const Options&>(group.options());
     for (const auto& p : group.params()) {
-      bool fused = !o.amsgrad() && p.device().is_cpu() && p.is_non_overlapping_and_dense() &&
-                   same_layout(p, p.grad());
+      if (!device) device = p.device();
+      bool fused = !o.amsgrad() && p.device() == *device && (p.is_cpu() || p.is_cuda()) &&
+                   p.is_non_overlapping_and_dense() && same_layout(p, p.grad());
       if (const auto it = this->state_.find(p.unsafeGetTensorImpl()); fused && it != this->state_.end()) {
         const auto& s = static_cast<const State&>(*it->second);
         fused = same_layout(p, s.exp_avg()) && same_layout(p, s.exp_avg_sq());
@@ -63,9 +69,11 @@ torch::Tensor FusedAdam<Base>::step(torch::optim::Optimizer::LossClosure closure
       grads.push_back(p.grad());
       exp_avgs.push_back(s.exp_avg());
       exp_avg_sqs.push_back(s.exp_avg_sq());
-      steps.push_back(torch::full({}, double(s.step())));  // the kernel reads the step after this one's increment
+      steps.push_back(step_tensor(p, s.step()));  // the kernel reads the step after this one's increment
     }
     if (params.empty()) continue;
+    if (!to_increment_.empty()) at::_foreach_add_(to_increment_, 1);  // CUDA: one launch for all
+    to_increment_.clear();
     const auto [beta1, beta2] = o.betas();
     if constexpr (std::is_same_v<Base, torch::optim::AdamW>)
       at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, o.lr(), beta1, beta2, o.weight_decay(),
@@ -76,6 +84,21 @@ torch::Tensor FusedAdam<Base>::step(torch::optim::Optimizer::LossClosure closure
   }
   ++fused_steps_;
   return loss;
+}
+
+template <typename Base>
+torch::Tensor FusedAdam<Base>::step_tensor(const torch::Tensor& p, int64_t step) {
+  if (p.is_cpu()) return torch::full({}, double(step));
+  // On CUDA a scalar on the device per parameter, kept from step to step and advanced by one
+  // _foreach_add_ (a new one every step would be a copy to the device each); made again from the
+  // state's step where that is not the one it holds (a new parameter, a loaded checkpoint).
+  auto& kept = device_steps_[p.unsafeGetTensorImpl()];
+  if (!kept.value.defined() || kept.holds != step - 1) {
+    kept.value = torch::full({}, double(step - 1), torch::TensorOptions().device(p.device()));
+  }
+  kept.holds = step;
+  to_increment_.push_back(kept.value);
+  return kept.value;
 }
 
 template class FusedAdam<torch::optim::Adam>;
