@@ -239,6 +239,15 @@ void RunFolder::check_resumed_options(const std::string& options_json, const std
     if (const Place p = place_of(k.pointer); p.object.empty()) differs(run, now, p.key, k.option);
 }
 
+std::optional<std::string> RunFolder::recorded(const std::string& key) const {
+  try {
+    const nlohmann::json run = parse_json(read_run_file(options_path(), MAX_OPTIONS_BYTES));
+    if (run.is_object() && run.contains(key) && run[key].is_string()) return run[key].get<std::string>();
+  } catch (const std::exception&) {  // check_resumed_options names what is wrong with the file
+  }
+  return std::nullopt;
+}
+
 void RunFolder::start(const std::string& options_json, const std::string& csv_header) {
   std::error_code ec;
   fs::create_directories(path_, ec);

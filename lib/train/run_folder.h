@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ class RunFolder {
   // a key to compare is refused.
   void check_resumed_options(const std::string& options_json, const std::vector<KeptOption>& kept,
                              const std::vector<KeptData>& data) const;
+
+  // --resume: a string the run's options.json records at its top level (a fact such as
+  // "compute_precision"), or nothing where it has none or cannot be read.
+  std::optional<std::string> recorded(const std::string& key) const;
 
   std::string model_path() const { return path_ + "/model.safetensors"; }
   std::string checkpoint_path() const { return path_ + "/checkpoint.safetensors"; }

@@ -53,7 +53,8 @@ constexpr int WARM_UP_STEPS = 5;
 }  // namespace
 
 SpeedProbe probe_training_speed(const nn::ModelConfig& config, int batch_size, nn::Precision precision,
-                                nn::Kernels kernels, const torch::Device& device, double seconds) {
+                                nn::Kernels kernels, const torch::Device& device, double seconds,
+                                const OptimizerFactory& make_optimizer) {
   std::shared_ptr<nn::PolicyNet> net;
   {
     GeneratorGuard keep;
@@ -63,7 +64,10 @@ SpeedProbe probe_training_speed(const nn::ModelConfig& config, int batch_size, n
   nn::choose_memory_format(*net);
   net->use_kernels(kernels);
   net->train();
-  torch::optim::Adam optimizer(net->parameters(), torch::optim::AdamOptions(1e-4));
+  const std::unique_ptr<torch::optim::Optimizer> made =
+      make_optimizer ? make_optimizer(*net)
+                     : std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-4));
+  torch::optim::Optimizer& optimizer = *made;
   const auto [x, y] = synthetic_batch(config, batch_size, device);
   auto step = [&] {
     torch::Tensor loss = nn::training_loss(*net, x, y, precision);

@@ -5,10 +5,16 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 
 #include "nn/kernels_choice.h"
 #include "nn/model_config.h"
 #include "nn/precision_choice.h"
+
+namespace legalnet::nn {
+class PolicyNet;
+}
 
 namespace legalnet::train {
 
@@ -23,8 +29,12 @@ struct SpeedProbe {
 // of `batch_size` rows, for about `seconds` after five warm-up steps; the rate is the median step's. It draws no number from
 // torch's generators (their state is put back) and no row from the data, so the run that follows
 // is the very run that --max-steps with the resulting count gives.
+// `make_optimizer` makes the run's optimizer for the probe's net (the step's cost depends on it:
+// torch's fused Adam is 1.4-2x a CUDA step of the default); none: torch::optim::Adam.
+using OptimizerFactory = std::function<std::unique_ptr<torch::optim::Optimizer>(nn::PolicyNet&)>;
 SpeedProbe probe_training_speed(const nn::ModelConfig& config, int batch_size, nn::Precision precision,
-                                nn::Kernels kernels, const torch::Device& device, double seconds);
+                                nn::Kernels kernels, const torch::Device& device, double seconds,
+                                const OptimizerFactory& make_optimizer = nullptr);
 
 // The steps that fit `budget_seconds` at `probe`'s rate, `share` of the time left for the
 // steps themselves (the rest: loading, validation, checkpoints); at least 1.

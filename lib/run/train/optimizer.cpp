@@ -30,12 +30,15 @@ torch::Tensor FusedAdam<Base>::step(torch::optim::Optimizer::LossClosure closure
   };
   // One kernel call takes one device's tensors: every parameter on the first one's, a CPU or a
   // CUDA device (where the step is launch-bound: Base::step is about ten launches a parameter).
+  // (CUDA's kernel also wants one dtype in its lists.)
   std::optional<torch::Device> device;
+  std::optional<torch::ScalarType> dtype;
   for (auto& group : this->param_groups()) {
     const auto& o = static_cast<const Options&>(group.options());
     for (const auto& p : group.params()) {
-      if (!device) device = p.device();
+      if (!device) device = p.device(), dtype = p.scalar_type();
       bool fused = !o.amsgrad() && p.device() == *device && (p.is_cpu() || p.is_cuda()) &&
+                   p.scalar_type() == *dtype && (!p.grad().defined() || p.grad().scalar_type() == *dtype) &&
                    p.is_non_overlapping_and_dense() && same_layout(p, p.grad());
       if (const auto it = this->state_.find(p.unsafeGetTensorImpl()); fused && it != this->state_.end()) {
         const auto& s = static_cast<const State&>(*it->second);
@@ -52,7 +55,7 @@ torch::Tensor FusedAdam<Base>::step(torch::optim::Optimizer::LossClosure closure
   torch::NoGradGuard no_grad;
   for (auto& group : this->param_groups()) {
     const auto& o = static_cast<const Options&>(group.options());
-    std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
+    std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps, to_increment;
     for (const auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       auto& slot = this->state_[p.unsafeGetTensorImpl()];
@@ -69,11 +72,10 @@ torch::Tensor FusedAdam<Base>::step(torch::optim::Optimizer::LossClosure closure
       grads.push_back(p.grad());
       exp_avgs.push_back(s.exp_avg());
       exp_avg_sqs.push_back(s.exp_avg_sq());
-      steps.push_back(step_tensor(p, s.step()));  // the kernel reads the step after this one's increment
+      steps.push_back(step_tensor(p, s.step(), to_increment));  // the kernel reads this step's count
     }
     if (params.empty()) continue;
-    if (!to_increment_.empty()) at::_foreach_add_(to_increment_, 1);  // CUDA: one launch for all
-    to_increment_.clear();
+    if (!to_increment.empty()) at::_foreach_add_(to_increment, 1);  // CUDA: one launch for all
     const auto [beta1, beta2] = o.betas();
     if constexpr (std::is_same_v<Base, torch::optim::AdamW>)
       at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, o.lr(), beta1, beta2, o.weight_decay(),
@@ -87,17 +89,18 @@ torch::Tensor FusedAdam<Base>::step(torch::optim::Optimizer::LossClosure closure
 }
 
 template <typename Base>
-torch::Tensor FusedAdam<Base>::step_tensor(const torch::Tensor& p, int64_t step) {
+torch::Tensor FusedAdam<Base>::step_tensor(const torch::Tensor& p, int64_t step, std::vector<torch::Tensor>& to_increment) {
   if (p.is_cpu()) return torch::full({}, double(step));
   // On CUDA a scalar on the device per parameter, kept from step to step and advanced by one
   // _foreach_add_ (a new one every step would be a copy to the device each); made again from the
-  // state's step where that is not the one it holds (a new parameter, a loaded checkpoint).
+  // state's step where that is not the one it holds (a new parameter, a loaded checkpoint, a
+  // step of Base's) or on another device than p.
   auto& kept = device_steps_[p.unsafeGetTensorImpl()];
-  if (!kept.value.defined() || kept.holds != step - 1) {
+  if (!kept.value.defined() || kept.holds != step - 1 || kept.value.device() != p.device()) {
     kept.value = torch::full({}, double(step - 1), torch::TensorOptions().device(p.device()));
   }
-  kept.holds = step;
-  to_increment_.push_back(kept.value);
+  kept.holds = step;  // once to_increment is applied
+  to_increment.push_back(kept.value);
   return kept.value;
 }
 

@@ -36,14 +36,14 @@ class FusedAdam : public Base {
 
  private:
   // The kernel's step for parameter p, whose state has just reached `step`: a float scalar on p's
-  // device (on CUDA kept per parameter and queued in to_increment_).
-  torch::Tensor step_tensor(const torch::Tensor& p, int64_t step);
+  // device (on CUDA kept per parameter, holding step - 1, and added to to_increment, which the
+  // caller advances by one before the kernel runs).
+  torch::Tensor step_tensor(const torch::Tensor& p, int64_t step, std::vector<torch::Tensor>& to_increment);
   struct DeviceStep {
     torch::Tensor value;  // the scalar the kernel reads
-    int64_t holds = 0;    // the step it holds once to_increment_ is applied
+    int64_t holds = 0;    // the step it holds once advanced
   };
   std::unordered_map<const c10::TensorImpl*, DeviceStep> device_steps_;
-  std::vector<torch::Tensor> to_increment_;
   int64_t fused_steps_ = 0;
 };
 

@@ -133,9 +133,18 @@ TrainReport run_train(const TrainOptions& given) {
   train::RunFolder folder(o.out, o.resume, o.force, inputs);
   if (o.ranks.is_main()) folder.lock();
   const nlohmann::json identities = {{"data_files", data_identities(o.data)}, {"val_files", data_identities(o.val)}};
-  if (o.resume)
+  if (o.resume) {
     folder.check_resumed_options(options_json(o, {model, precision, 0, 0, 0, identities}), kept_on_resume(),
                                  kept_data());
+    // The precision may change on --resume; said where auto chose another than the run's (a run
+    // begun before auto took fp32 for the board kernels, or on another machine).
+    const auto was = folder.recorded("compute_precision");
+    if (given.compute_precision == nn::Precision::AUTO && was && *was != nn::precision_name(precision) &&
+        o.ranks.is_main() && !o.quiet)
+      say("train: --resume: the run so far trained in {}; --precision auto takes {} here (--precision {} keeps "
+          "the run's)\n",
+          *was, nn::precision_name(precision), *was);
+  }
 
   nn::configure_threads(o.threads);
   nn::keep_freed_memory();

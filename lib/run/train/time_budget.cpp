@@ -4,6 +4,7 @@
 #include <string>
 
 #include "nn/device.h"
+#include "run/train/optimizer.h"
 #include "train/speed_probe.h"
 #include "util/console.h"
 
@@ -32,7 +33,8 @@ int64_t planned_steps(TrainOptions& o, const nn::ModelConfig& model, nn::Precisi
   const bool budget = o.time_budget > 0;
   if (!budget && (!verbose || total_steps < LONG_RUN_STEPS)) return total_steps;
   const train::SpeedProbe probe =
-      train::probe_training_speed(model, o.batch_size, precision, o.kernels, device, PROBE_SECONDS);
+      train::probe_training_speed(model, o.batch_size, precision, o.kernels, device, PROBE_SECONDS,
+                                  [&](nn::PolicyNet& net) { return make_optimizer(o, net); });
   const std::string cpu = nn::cpu_model_name();
   const std::string where = device.is_cuda() ? device.str() : (cpu.empty() ? std::string("the CPU") : cpu);
   if (verbose)
