@@ -16,7 +16,10 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "nn/board_wgrad_bf16.h"
 #include "nn/model_file.h"
+#include "nn/precision.h"
+#include "nn/tile_gemm.h"
 #include "run/train/run_train.h"
 #include "support/helpers.h"
 #include "train/fixtures.h"
@@ -85,6 +88,29 @@ TEST(Train, ResumedRunEndsWithTheSameWeights) {
 }
 
 // --time-budget fixes the step count from a measured rate, records it as max_steps, and that
+// --precision auto as train resolves it for its net (nn::resolve_precision): a resnet on the board
+// kernels in fp32 wherever they run short of AMX; an MLP, or --kernels torch, as the CPU's bf16 says.
+TEST(Train, AutoPrecisionTrainsAResnetOnTheBoardKernelsInFp32) {
+  const std::string dir = test::temp_dir("auto-precision");
+  auto recorded = [](const std::string& run) {
+    std::ifstream in(run + "/options.json");
+    return nlohmann::json::parse(in).at("compute_precision").get<std::string>();
+  };
+  TrainOptions resnet = tiny_run(dir + "/resnet"), on_torch = tiny_run(dir + "/torch"), mlp = tiny_run(dir + "/mlp");
+  on_torch.kernels = nn::Kernels::TORCH;
+  mlp.model = config("mlp", 48, 0, 0);
+  for (TrainOptions* o : {&resnet, &on_torch, &mlp}) {
+    ASSERT_EQ(o->compute_precision, Precision::AUTO);
+    o->max_steps = 2;
+    run_train(*o);
+  }
+  const std::string native = nn::cpu_has_native_bf16() ? "bf16" : "fp32";
+  const bool board = nn::board_isa() >= nn::BoardIsa::AVX2 && !nn::cpu_has_amx_bf16();
+  EXPECT_EQ(recorded(dir + "/resnet"), board ? "fp32" : native);
+  EXPECT_EQ(recorded(dir + "/torch"), native);
+  EXPECT_EQ(recorded(dir + "/mlp"), native);
+}
+
 // --max-steps gives the very same run: the measure draws nothing the run draws.
 TEST(Train, ATimeBudgetRecordsItsStepsAndThoseStepsRerunTheRun) {
   const std::string dir = test::temp_dir("time-budget");

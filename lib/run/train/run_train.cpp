@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "data/dataset_identity.h"
@@ -136,15 +137,15 @@ TrainReport run_train(const TrainOptions& given) {
   if (o.resume) {
     folder.check_resumed_options(options_json(o, {model, precision, 0, 0, 0, identities}), kept_on_resume(),
                                  kept_data());
-    // The precision may change on --resume; said where auto chose another than the run's (a run
-    // begun before auto took fp32 for the board kernels, or on another machine).
-    const auto was = folder.recorded("compute_precision");
-    if (given.compute_precision == nn::Precision::AUTO && was && *was != nn::precision_name(precision) &&
-        o.ranks.is_main() && !o.quiet)
-      say("train: --resume: the run so far trained in {}; --precision auto takes {} here (--precision {} keeps "
-          "the run's)\n",
-          *was, nn::precision_name(precision), *was);
   }
+  // The precision may change on --resume; said (once the run is under way) where auto chose
+  // another than the run's: a run begun before auto took fp32 for the board kernels, or on
+  // another machine. Only a precision's name is repeated from the file.
+  std::optional<std::string> precision_was;
+  if (o.resume && given.compute_precision == nn::Precision::AUTO)
+    if (const auto was = folder.recorded("compute_precision"); was && *was != nn::precision_name(precision))
+      for (const auto& spec : nn::PRECISIONS)
+        if (*was == spec.name) precision_was = *was;
 
   nn::configure_threads(o.threads);
   nn::keep_freed_memory();
@@ -179,6 +180,10 @@ TrainReport run_train(const TrainOptions& given) {
   if (ranks.is_main()) folder.start(options, train::metrics_header());
   const TrainingRun run{o, model, *net, *optimizer, ranks, folder, data, state, device, precision, total_steps};
   if (verbose) say_start(o, run, *net);
+  if (verbose && precision_was)
+    say("train: --resume: the run so far trained in {}; --precision auto takes {} here (--precision {} keeps "
+        "the run's)\n",
+        *precision_was, nn::precision_name(precision), *precision_was);
 
   train::BatchLoader loader(std::move(data.source), state.step, device);
   TrainingLoop loop(run);
