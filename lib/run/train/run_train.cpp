@@ -134,10 +134,9 @@ TrainReport run_train(const TrainOptions& given) {
   train::RunFolder folder(o.out, o.resume, o.force, inputs);
   if (o.ranks.is_main()) folder.lock();
   const nlohmann::json identities = {{"data_files", data_identities(o.data)}, {"val_files", data_identities(o.val)}};
-  if (o.resume) {
+  if (o.resume)
     folder.check_resumed_options(options_json(o, {model, precision, 0, 0, 0, identities}), kept_on_resume(),
                                  kept_data());
-  }
   // The precision may change on --resume; said (once the run is under way) where auto chose
   // another than the run's: a run begun before auto took fp32 for the board kernels, or on
   // another machine. Only a precision's name is repeated from the file.
