@@ -2,9 +2,9 @@
 
 #include <ATen/autocast_mode.h>
 
+#include "nn/board_conv.h"
 #include "nn/board_wgrad_bf16.h"
 #include "nn/models.h"
-#include "nn/tile_gemm.h"
 #include "util/error.h"
 
 namespace legalnet::nn {
@@ -30,7 +30,9 @@ Precision resolve_precision(Precision choice, const torch::Device& device, bool 
     // With the board kernels, fp32 was 1.06x bf16 in train and 1.10x a step on a Zen 4 with
     // AVX-512 BF16, and make all met the default's bars in fp32 (docs/benchmarks.md, issue 32);
     // with AMX, oneDNN's bf16 kernels use the tile unit, which ours do not (not measured: bf16).
-    if (board_kernels && board_isa() >= BoardIsa::AVX2 && !cpu_has_amx_bf16()) return Precision::FP32;
+    if (board_kernels && !cpu_has_amx_bf16() &&
+        resolve_kernels(Kernels::AUTO, device, Precision::FP32) == Kernels::BOARD)  // where they run in fp32
+      return Precision::FP32;
     return cpu_has_native_bf16() ? Precision::BF16 : Precision::FP32;
   }
   return choice;

@@ -64,17 +64,14 @@ SpeedProbe probe_training_speed(const nn::ModelConfig& config, int batch_size, n
   nn::choose_memory_format(*net);
   net->use_kernels(kernels);
   net->train();
-  const std::unique_ptr<torch::optim::Optimizer> made =
-      make_optimizer ? make_optimizer(*net)
-                     : std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(1e-4));
-  torch::optim::Optimizer& optimizer = *made;
+  const std::unique_ptr<torch::optim::Optimizer> optimizer = make_optimizer(*net);
   const auto [x, y] = synthetic_batch(config, batch_size, device);
   auto step = [&] {
     torch::Tensor loss = nn::training_loss(*net, x, y, precision);
-    optimizer.zero_grad();
+    optimizer->zero_grad();
     loss.backward();
     torch::nn::utils::clip_grad_norm_(net->parameters(), 1.0);
-    optimizer.step();
+    optimizer->step();
     (void)loss.item<float>();  // waits for the device
   };
   for (int i = 0; i < WARM_UP_STEPS; ++i) step();

@@ -30,11 +30,11 @@ struct SpeedProbe {
 // torch's generators (their state is put back) and no row from the data, so the run that follows
 // is the very run that --max-steps with the resulting count gives.
 // `make_optimizer` makes the run's optimizer for the probe's net (the step's cost depends on it:
-// torch's fused Adam is 1.4-2x a CUDA step of the default); none: torch::optim::Adam.
+// torch's fused Adam is 1.4-2x a CUDA step of the default).
 using OptimizerFactory = std::function<std::unique_ptr<torch::optim::Optimizer>(nn::PolicyNet&)>;
 SpeedProbe probe_training_speed(const nn::ModelConfig& config, int batch_size, nn::Precision precision,
                                 nn::Kernels kernels, const torch::Device& device, double seconds,
-                                const OptimizerFactory& make_optimizer = nullptr);
+                                const OptimizerFactory& make_optimizer);
 
 // The steps that fit `budget_seconds` at `probe`'s rate, `share` of the time left for the
 // steps themselves (the rest: loading, validation, checkpoints); at least 1.

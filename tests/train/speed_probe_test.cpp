@@ -24,8 +24,10 @@ TEST(SpeedProbe, TimesStepsWithoutDrawingFromTorchsGenerator) {
   torch::manual_seed(7);
   const torch::Tensor expected = torch::rand({4});
   torch::manual_seed(7);
-  const SpeedProbe probe =
-      probe_training_speed(tiny_resnet(), 16, nn::Precision::FP32, nn::Kernels::TORCH, torch::kCPU, 0.05);
+  const SpeedProbe probe = probe_training_speed(
+      tiny_resnet(), 16, nn::Precision::FP32, nn::Kernels::TORCH, torch::kCPU, 0.05, [](nn::PolicyNet& net) {
+        return std::make_unique<torch::optim::Adam>(net.parameters(), torch::optim::AdamOptions(1e-4));
+      });
   EXPECT_TRUE(torch::equal(torch::rand({4}), expected)) << "the probe changed what the run draws next";
   EXPECT_GE(probe.steps, 3);
   EXPECT_GT(probe.seconds, 0);
@@ -50,9 +52,9 @@ struct CountingSgd : torch::optim::SGD {
 TEST(SpeedProbe, StepsTheOptimizerTheRunWillStep) {
   // train's fused Adam changes a step's cost (1.4-2x on CUDA): the probe times the run's own.
   int steps = 0;
-  const SpeedProbe probe = probe_training_speed(
-      tiny_resnet(), 16, nn::Precision::FP32, nn::Kernels::TORCH, torch::kCPU, 0.05,
-      [&](nn::PolicyNet& net) { return std::make_unique<CountingSgd>(net.parameters(), &steps); });
+  const SpeedProbe probe =
+      probe_training_speed(tiny_resnet(), 16, nn::Precision::FP32, nn::Kernels::TORCH, torch::kCPU, 0.05,
+                           [&](nn::PolicyNet& net) { return std::make_unique<CountingSgd>(net.parameters(), &steps); });
   EXPECT_GT(steps, probe.steps) << "the warm-up and the timed steps";
 }
 

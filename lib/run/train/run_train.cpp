@@ -3,8 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "data/dataset_identity.h"
 #include "encode/inputs.h"
