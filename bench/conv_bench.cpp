@@ -4,7 +4,9 @@
 // and the ratio (issue 32). The instruction set of the board kernels is printed; with
 // ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 both imitate an AVX2-only CPU. On a CPU
 // with AVX512-BF16, also the bf16 convolution forward + backward, torch's against the board
-// kernels' (torch's forward and input gradient, our weight gradient: board_conv3x3_bf16).
+// kernels' (torch's forward and input gradient, our weight gradient: board_conv3x3_bf16). Then
+// the batch norm + residual + ReLU after such a convolution in training, forward + backward:
+// torch's BatchNorm2d, add and relu against the board kernels' one node (nn/board_norm.h).
 // Usage: legalnet_conv_bench [BATCH=256] [CHANNELS_IN=32] [CHANNELS_OUT=32] [THREADS=0] [ROUNDS=5] [TILE=4]
 #include <fmt/core.h>
 
@@ -15,6 +17,7 @@
 #include <cstdlib>
 
 #include "nn/board_conv.h"
+#include "nn/board_norm.h"
 #include "nn/device.h"
 #include "nn/tile_gemm.h"
 
@@ -67,7 +70,8 @@ int main(int argc, char** argv) {
   std::vector<double> t[6];
   for (int r = 0; r < rounds; ++r) {
     if (bf16) {
-      t[4].push_back(time_of([&] { torch::autograd::backward({torch::conv2d(xb, w.to(torch::kBFloat16), {}, 1, 1)}, {gyb}); }));
+      t[4].push_back(
+          time_of([&] { torch::autograd::backward({torch::conv2d(xb, w.to(torch::kBFloat16), {}, 1, 1)}, {gyb}); }));
       t[5].push_back(time_of([&] { torch::autograd::backward({board_conv3x3_bf16(xb, w)}, {gyb}); }));
     }
     {
@@ -77,6 +81,15 @@ int main(int argc, char** argv) {
     }
     t[2].push_back(time_of([&] { torch::autograd::backward({torch_conv()}, {gy}); }));
     t[3].push_back(time_of([&] { torch::autograd::backward({board_conv()}, {gy}); }));
+  }
+  // The norm + residual + ReLU on the convolution's output, forward + backward.
+  torch::nn::BatchNorm2d norm(k);
+  const auto conv_out = torch::randn({batch, k, 8, 8}).contiguous(cl).requires_grad_(true);
+  const auto residual = torch::randn({batch, k, 8, 8}).contiguous(cl).requires_grad_(true);
+  std::vector<double> norms[2];
+  for (int r = 0; r < rounds; ++r) {
+    norms[0].push_back(time_of([&] { torch::autograd::backward({torch::relu(norm(conv_out) + residual)}, {gy}); }));
+    norms[1].push_back(time_of([&] { torch::autograd::backward({board_norm_relu(conv_out, *norm, residual)}, {gy}); }));
   }
   const double flop = 2.0 * double(batch) * 64 * double(c * k) * 9;
   const std::string cpu = cpu_model_name();
@@ -88,7 +101,10 @@ int main(int argc, char** argv) {
   const char* what[3] = {"forward", "forward + backward", "bf16 fwd + backward"};
   for (int i = 0; i < (bf16 ? 3 : 2); ++i) {
     const double a = median(t[2 * i]), b = median(t[2 * i + 1]), f = flop * (i == 0 ? 1 : 3);
-    fmt::print("  {:<20} torch {:8.3f} ms ({:6.1f} GFLOP/s)   board {:8.3f} ms ({:6.1f} GFLOP/s)   {:.2f}x\n",
-               what[i], a * 1e3, f / a / 1e9, b * 1e3, f / b / 1e9, a / b);
+    fmt::print("  {:<20} torch {:8.3f} ms ({:6.1f} GFLOP/s)   board {:8.3f} ms ({:6.1f} GFLOP/s)   {:.2f}x\n", what[i],
+               a * 1e3, f / a / 1e9, b * 1e3, f / b / 1e9, a / b);
   }
+  const double a = median(norms[0]), b = median(norms[1]);
+  fmt::print("  {:<20} torch {:8.3f} ms                    board {:8.3f} ms                    {:.2f}x\n",
+             "norm+res+relu f+b", a * 1e3, b * 1e3, a / b);
 }
