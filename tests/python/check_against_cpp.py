@@ -54,17 +54,21 @@ def main(name, dataset, rows):
 
     with tempfile.TemporaryDirectory() as tmp:
         np.save(os.path.join(tmp, "x.npy"), inputs)
+        extensions = (".onnx", ".pt2", ".ts")
+        exported = [os.path.join(tmp, "model" + extension) for extension in extensions]
+        for path in exported:
+            legalnet.export_model(name + ".safetensors", path)
+        # The three files in one process (one import of torch, not three). -I: isolated (no
+        # PYTHONPATH, no user site, not the script's folder); run from elsewhere.
+        run = subprocess.run([sys.executable, "-I", "-c", RUN_EXPORT, os.path.join(tmp, "x.npy"), *exported],
+                             cwd=tmp, capture_output=True, text=True,
+                             env={"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1"})
+        assert run.returncode == 0, run.stderr
+        named = run.stdout.split()
+        assert named == [model.inputs] * len(extensions), (extensions, run.stdout)
         export_err = {}
-        for extension in (".onnx", ".pt2", ".ts"):
-            exported = os.path.join(tmp, "model" + extension)
-            legalnet.export_model(name + ".safetensors", exported)
-            # -I: isolated (no PYTHONPATH, no user site, not the script's folder); run from elsewhere.
-            run = subprocess.run([sys.executable, "-I", "-c", RUN_EXPORT, exported, os.path.join(tmp, "x.npy"),
-                                  os.path.join(tmp, "y.npy")], cwd=tmp, capture_output=True, text=True,
-                                 env={"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1"})
-            assert run.returncode == 0, run.stderr
-            assert run.stdout.strip() == model.inputs, (extension, run.stdout)
-            export_err[extension] = float(np.abs(np.load(os.path.join(tmp, "y.npy")) - expected).max())
+        for extension, path in zip(extensions, exported):
+            export_err[extension] = float(np.abs(np.load(path + ".y.npy") - expected).max())
             assert export_err[extension] < 1e-5, f"{extension} logits differ by {export_err[extension]}"
 
     # The other way: a model Python wrote, for the C++ test to load.
@@ -79,26 +83,28 @@ def main(name, dataset, rows):
           ", ".join(f"{k} {v:.1e}" for k, v in export_err.items()) + ")")
 
 
-# Runs an exported file with no legalnet: onnxruntime for .onnx, torch.export.load for .pt2,
-# torch.jit.load for .ts; prints the input kind the file names.
+# Runs exported files with no legalnet: onnxruntime for .onnx, torch.export.load for .pt2,
+# torch.jit.load for .ts; writes each file's logits to PATH.y.npy and prints the input kind each
+# file names, one a line. Usage: -c RUN_EXPORT X.npy PATH...
 RUN_EXPORT = """
-import json, sys, numpy, torch
-path, x = sys.argv[1], numpy.load(sys.argv[2])
-if path.endswith(".onnx"):
-    import onnx, onnxruntime
-    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-    out = session.run(None, {session.get_inputs()[0].name: x})[0]
-    inputs = {p.key: p.value for p in onnx.load(path).metadata_props}["legalnet_inputs"]
-elif path.endswith(".pt2"):
-    extra = {"legalnet_inputs": ""}
-    program = torch.export.load(path, extra_files=extra)
-    out, inputs = program.module()(torch.from_numpy(x)).detach().numpy(), extra["legalnet_inputs"]
-else:
-    m = torch.jit.load(path)
-    out, inputs = m(torch.from_numpy(x)).detach().numpy(), m.inputs
-assert "legalnet" not in sys.modules
-numpy.save(sys.argv[3], out)
-print(inputs)
+import sys, numpy, torch
+x = numpy.load(sys.argv[1])
+for path in sys.argv[2:]:
+    if path.endswith(".onnx"):
+        import onnx, onnxruntime
+        session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        out = session.run(None, {session.get_inputs()[0].name: x})[0]
+        inputs = {p.key: p.value for p in onnx.load(path).metadata_props}["legalnet_inputs"]
+    elif path.endswith(".pt2"):
+        extra = {"legalnet_inputs": ""}
+        program = torch.export.load(path, extra_files=extra)
+        out, inputs = program.module()(torch.from_numpy(x)).detach().numpy(), extra["legalnet_inputs"]
+    else:
+        m = torch.jit.load(path)
+        out, inputs = m(torch.from_numpy(x)).detach().numpy(), m.inputs
+    assert "legalnet" not in sys.modules
+    numpy.save(path + ".y.npy", out)
+    print(inputs)
 """
 
 
