@@ -64,8 +64,7 @@ def main(name, dataset, rows):
                              cwd=tmp, capture_output=True, text=True,
                              env={"PATH": os.environ.get("PATH", ""), "OMP_NUM_THREADS": "1"})
         assert run.returncode == 0, run.stderr
-        named = run.stdout.split()
-        assert named == [model.inputs] * len(extensions), (extensions, run.stdout)
+        assert run.stdout.splitlines() == [model.inputs] * len(extensions), (extensions, run.stdout)
         export_err = {}
         for extension, path in zip(extensions, exported):
             export_err[extension] = float(np.abs(np.load(path + ".y.npy") - expected).max())

@@ -87,7 +87,6 @@ TEST(Train, ResumedRunEndsWithTheSameWeights) {
   }
 }
 
-// --time-budget fixes the step count from a measured rate, records it as max_steps, and that
 // --precision auto as train resolves it for its net (nn::resolve_precision): a resnet on the board
 // kernels in fp32 wherever they run short of AMX; an MLP, or --kernels torch, as the CPU's bf16 says.
 TEST(Train, AutoPrecisionTrainsAResnetOnTheBoardKernelsInFp32) {
@@ -111,6 +110,7 @@ TEST(Train, AutoPrecisionTrainsAResnetOnTheBoardKernelsInFp32) {
   EXPECT_EQ(recorded(dir + "/mlp"), native);
 }
 
+// --time-budget fixes the step count from a measured rate, records it as max_steps, and that
 // --max-steps gives the very same run: the measure draws nothing the run draws.
 TEST(Train, ATimeBudgetRecordsItsStepsAndThoseStepsRerunTheRun) {
   const std::string dir = test::temp_dir("time-budget");
