@@ -1,6 +1,6 @@
 // Model files and checkpoints as safetensors: round trips, and files from others refused in one
 // line before anything they claim is allocated. (Python's side: tests/python/test_model_files.py;
-// C++ <-> Python logits: ModelFile.ThePythonPackage... in nn_test.cpp.)
+// C++ <-> Python logits: ModelFile/PythonPackage.* in nn_test.cpp.)
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 

@@ -270,9 +270,14 @@ void write_floats(const std::string& path, const torch::Tensor& t) {
 // architecture and input kind: its Dataset items are the C++ training batches of the same rows,
 // its models give the C++ logits, encode_fen gives the C++ inputs of the same positions, and
 // the exported TorchScript reproduces the logits in a process without legalnet on its path.
-TEST(ModelFile, ThePythonPackageReproducesTheCppNetworksAndInputs) {
-  const std::string dir = test::temp_dir("python");
-  torch::manual_seed(3);
+// One test per architecture (each runs a Python process), so that ctest runs them side by side.
+struct PythonCase {
+  std::string name;  // the test's name: letters, digits and underscores
+  ModelConfig config;
+};
+void PrintTo(const PythonCase& c, std::ostream* os) { *os << c.config.describe(); }  // ctest -N's listing
+
+std::vector<PythonCase> python_cases() {
   auto with = [](ModelConfig c, encode::InputKind inputs) {
     c.inputs = inputs;
     return c;
@@ -281,56 +286,74 @@ TEST(ModelFile, ThePythonPackageReproducesTheCppNetworksAndInputs) {
   se.squeeze_excitation = true;
   ModelConfig full_head = config("mlp", 16, 0, 0);
   full_head.geometric_head = false;
+  return {{"mlp", config("mlp", 16, 0, 0)},
+          {"mlp_full_head", full_head},
+          {"conv", config("conv", 16, 2, 4)},
+          {"resnet_se", se},
+          {"resnet_attacks", with(config("resnet", 0, 1, 8), encode::InputKind::ATTACKS)},
+          {"mlp_state", with(config("mlp", 16, 0, 0), encode::InputKind::STATE)},
+          {"resnet_state", with(config("resnet", 0, 2, 8), encode::InputKind::STATE)},
+          {"attention_state", with(config("attention", 24, 2, 16), encode::InputKind::STATE)},
+          {"attention_state_attacks", with(config("attention", 0, 1, 8), encode::InputKind::STATE_ATTACKS)},
+          {"resnet_lines_state", with(lines(config("resnet", 0, 2, 8)), encode::InputKind::STATE)},
+          {"resnet_pairs_state", with(pairs(config("resnet", 0, 2, 8)), encode::InputKind::STATE)}};
+}
+
+class PythonPackage : public testing::TestWithParam<PythonCase> {};
+
+TEST_P(PythonPackage, ReproducesTheCppNetworkAndInputs) {
+  const std::string dir = test::temp_dir("python");
+  torch::manual_seed(3);
+  const ModelConfig& c = GetParam().config;
   const CompactPositions rows = first_rows(300);
   const std::vector<std::string> fens = test::sample_fens(/*seed=*/13, 200);
-  for (const auto& c : {config("mlp", 16, 0, 0), full_head, config("conv", 16, 2, 4), se,
-                        with(config("resnet", 0, 1, 8), encode::InputKind::ATTACKS),
-                        with(config("mlp", 16, 0, 0), encode::InputKind::STATE),
-                        with(config("resnet", 0, 2, 8), encode::InputKind::STATE),
-                        with(config("attention", 24, 2, 16), encode::InputKind::STATE),
-                        with(config("attention", 0, 1, 8), encode::InputKind::STATE_ATTACKS),
-                        with(lines(config("resnet", 0, 2, 8)), encode::InputKind::STATE),
-                        with(pairs(config("resnet", 0, 2, 8)), encode::InputKind::STATE)}) {
-    auto net = make_model(c);
-    net->eval();
-    // Non-trivial batch-norm statistics, so that loading them is checked too.
-    for (auto& b : net->named_buffers())
-      if (b.key().find("running") != std::string::npos) b.value().uniform_(0.5, 1.5);
-    const Batch batch = batch_of_all(rows, c.inputs);
-    const std::string name = dir + "/" + c.kind_name() + "-" + c.inputs_name();
-    save_model(name + ".safetensors", c, *net, "{}");
-    write_floats(name + ".inputs.f32", batch.planes);
-    write_floats(name + ".targets.f32", batch.targets);
-    write_floats(name + ".logits.f32", net->forward(batch.planes));
-    // The inputs of the sample positions, as evaluate builds them.
-    std::vector<float> fen_inputs(fens.size() * size_t(c.input_planes()) * encode::PLANE_SIZE);
-    for (size_t i = 0; i < fens.size(); ++i)
-      encode::write_inputs(c.inputs, encode::BoardState::of(chess::Position(fens[i])),
-                           fen_inputs.data() + i * size_t(c.input_planes()) * encode::PLANE_SIZE);
-    std::ofstream(name + ".fen_inputs.f32", std::ios::binary)
-        .write(reinterpret_cast<const char*>(fen_inputs.data()), std::streamsize(fen_inputs.size() * 4));
-    std::ofstream fen_file(name + ".fens");
-    for (const auto& fen : fens) fen_file << fen << "\n";
-    fen_file.close();
-    const std::string out =
-        test::run_command(test::python_path() + " " + LEGALNET_TEST_SOURCE_DIR + "/python/check_against_cpp.py " +
-                          name + " " + tiny_dataset() + " " + std::to_string(rows.size()) + " 2>&1");
-    EXPECT_NE(out.find("ok: " + c.describe()), std::string::npos) << out;
-    // And back in C++: the file alone rebuilds the network.
-    const LoadedModel loaded = load_model(name + ".safetensors", torch::kCPU);
-    EXPECT_EQ(loaded.config.to_json(), c.resolved().to_json());
-    loaded.net->eval();
-    EXPECT_TRUE(torch::allclose(loaded.net->forward(batch.planes), net->forward(batch.planes)));
-    // And a model Python wrote (its own random weights) gives Python's logits here.
-    const LoadedModel from_python = load_model(name + ".from_python.safetensors", torch::kCPU);
-    EXPECT_EQ(from_python.config.to_json(), c.resolved().to_json());
-    from_python.net->eval();
-    std::vector<float> expected(size_t(batch.planes.size(0)) * encode::MOVE_INDICES);
-    std::ifstream(name + ".from_python.logits.f32", std::ios::binary)
-        .read(reinterpret_cast<char*>(expected.data()), std::streamsize(expected.size() * 4));
-    const auto python_logits = torch::from_blob(expected.data(), {batch.planes.size(0), encode::MOVE_INDICES});
-    EXPECT_LT((from_python.net->forward(batch.planes) - python_logits).abs().max().item<float>(), 1e-5f) << name;
-  }
+  auto net = make_model(c);
+  net->eval();
+  // Non-trivial batch-norm statistics, so that loading them is checked too.
+  for (auto& b : net->named_buffers())
+    if (b.key().find("running") != std::string::npos) b.value().uniform_(0.5, 1.5);
+  const Batch batch = batch_of_all(rows, c.inputs);
+  const std::string name = dir + "/" + c.kind_name() + "-" + c.inputs_name();
+  save_model(name + ".safetensors", c, *net, "{}");
+  write_floats(name + ".inputs.f32", batch.planes);
+  write_floats(name + ".targets.f32", batch.targets);
+  write_floats(name + ".logits.f32", net->forward(batch.planes));
+  // The inputs of the sample positions, as evaluate builds them.
+  std::vector<float> fen_inputs(fens.size() * size_t(c.input_planes()) * encode::PLANE_SIZE);
+  for (size_t i = 0; i < fens.size(); ++i)
+    encode::write_inputs(c.inputs, encode::BoardState::of(chess::Position(fens[i])),
+                         fen_inputs.data() + i * size_t(c.input_planes()) * encode::PLANE_SIZE);
+  std::ofstream(name + ".fen_inputs.f32", std::ios::binary)
+      .write(reinterpret_cast<const char*>(fen_inputs.data()), std::streamsize(fen_inputs.size() * 4));
+  std::ofstream fen_file(name + ".fens");
+  for (const auto& fen : fens) fen_file << fen << "\n";
+  fen_file.close();
+  const std::string out =
+      test::run_command(test::python_path() + " " + LEGALNET_TEST_SOURCE_DIR + "/python/check_against_cpp.py " +
+                        name + " " + tiny_dataset() + " " + std::to_string(rows.size()) + " 2>&1");
+  EXPECT_NE(out.find("ok: " + c.describe()), std::string::npos) << out;
+  // And back in C++: the file alone rebuilds the network.
+  const LoadedModel loaded = load_model(name + ".safetensors", torch::kCPU);
+  EXPECT_EQ(loaded.config.to_json(), c.resolved().to_json());
+  loaded.net->eval();
+  EXPECT_TRUE(torch::allclose(loaded.net->forward(batch.planes), net->forward(batch.planes)));
+  // And a model Python wrote (its own random weights) gives Python's logits here.
+  const LoadedModel from_python = load_model(name + ".from_python.safetensors", torch::kCPU);
+  EXPECT_EQ(from_python.config.to_json(), c.resolved().to_json());
+  from_python.net->eval();
+  std::vector<float> expected(size_t(batch.planes.size(0)) * encode::MOVE_INDICES);
+  std::ifstream(name + ".from_python.logits.f32", std::ios::binary)
+      .read(reinterpret_cast<char*>(expected.data()), std::streamsize(expected.size() * 4));
+  const auto python_logits = torch::from_blob(expected.data(), {batch.planes.size(0), encode::MOVE_INDICES});
+  EXPECT_LT((from_python.net->forward(batch.planes) - python_logits).abs().max().item<float>(), 1e-5f) << name;
+}
+
+INSTANTIATE_TEST_SUITE_P(ModelFile, PythonPackage, testing::ValuesIn(python_cases()),
+                         [](const testing::TestParamInfo<PythonCase>& info) { return info.param.name; });
+
+// A file that is not a model, and one whose weights disagree with its config, are refused.
+TEST(ModelFile, JunkAndLyingFilesAreRefused) {
+  const std::string dir = test::temp_dir("python");
   std::ofstream(dir + "/junk.safetensors") << "junk";
   EXPECT_EQ(test::error_of([&] { load_model(dir + "/junk.safetensors", torch::kCPU); })
                 .rfind(dir + "/junk.safetensors: ", 0),

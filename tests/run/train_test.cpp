@@ -132,20 +132,15 @@ TEST(Train, ATimeBudgetRecordsItsStepsAndThoseStepsRerunTheRun) {
   const auto a = weights(dir + "/budget/model.safetensors"), b = weights(dir + "/again/model.safetensors");
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i;
+  // The rate left out follows the steps the budget fixed, as it would follow that --max-steps.
+  EXPECT_DOUBLE_EQ(options.at("lr").get<double>(), default_lr(nn::ModelKind::RESNET, steps));
+  // With --max-steps the budget only shortens the run: 3 steps fit a minute.
   TrainOptions both = tiny_run(dir + "/both");
   both.time_budget = 1;
-  EXPECT_THROW(
-      {
-        try {
-          run_train(both);
-        } catch (const Error& e) {
-          EXPECT_STREQ(e.what(),
-                       "--time-budget and --max-steps: give one (the budget sets --max-steps from the measured step "
-                       "rate)");
-          throw;
-        }
-      },
-      Error);
+  both.max_steps = 3;
+  EXPECT_EQ(run_train(both).steps, 3);
+  std::ifstream both_in(dir + "/both/options.json");
+  EXPECT_EQ(nlohmann::json::parse(both_in).at("max_steps").get<int64_t>(), 3);
 }
 
 // A TCP port that was free a moment ago, for a rendezvous on loopback.
@@ -288,11 +283,26 @@ TEST(TrainTable, ChoicesRoundTripAndEveryArchitectureHasItsRate) {
   for (const nn::ModelSpec& spec : nn::MODEL_SPECS) {
     const ArchitectureDefaults& defaults = choice_of(ARCHITECTURE_DEFAULTS, spec.value);
     EXPECT_GT(defaults.lr, 0) << spec.name;
+    EXPECT_EQ(default_lr(spec.value, 0), defaults.lr) << spec.name;  // the epochs decide: the base rate
+    EXPECT_EQ(default_lr(spec.value, 1000000), defaults.lr) << spec.name;
     nn::ModelConfig c;  // each kind's default head is one its nets have
     c.kind = spec.value;
     c.policy_head = defaults.policy_head;
     EXPECT_NO_THROW(c.resolved()) << spec.name;
   }
+}
+
+// A resnet's schedule shorter than the one its rate was measured for takes a higher rate, rising
+// with the shortening up to a cap; the untuned kinds keep theirs at any length.
+TEST(TrainTable, ShortSchedulesTakeHigherRates) {
+  const double base = choice_of(ARCHITECTURE_DEFAULTS, nn::ModelKind::RESNET).lr;
+  EXPECT_EQ(default_lr(nn::ModelKind::RESNET, 25000), base);
+  EXPECT_NEAR(default_lr(nn::ModelKind::RESNET, 10607), base * std::pow(25000 / 10607.0, 0.8), 1e-12);
+  EXPECT_GT(default_lr(nn::ModelKind::RESNET, 10607), 1.9 * base);
+  EXPECT_LT(default_lr(nn::ModelKind::RESNET, 10607), 2.1 * base);
+  EXPECT_GT(default_lr(nn::ModelKind::RESNET, 8000), default_lr(nn::ModelKind::RESNET, 12000));
+  EXPECT_EQ(default_lr(nn::ModelKind::RESNET, 24), base * SHORT_SCHEDULE_MAX);
+  EXPECT_EQ(default_lr(nn::ModelKind::MLP, 24), choice_of(ARCHITECTURE_DEFAULTS, nn::ModelKind::MLP).lr);
 }
 
 // --resume keeps what it kept before the table: the net's options inside options.json's

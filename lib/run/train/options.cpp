@@ -2,6 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "run/device_rows.h"
 #include "util/choices.h"
 #include "util/error.h"
@@ -24,8 +27,13 @@ std::string architectures_help() {
 
 std::string learning_rate_help() {
   std::string help = "Peak learning rate; 0 or left out: the architecture's (";
-  for (const ArchitectureDefaults& row : ARCHITECTURE_DEFAULTS)
-    help += fmt::format("{} {:g}, ", nn::model_spec(row.value).name, row.lr);
+  for (const ArchitectureDefaults& row : ARCHITECTURE_DEFAULTS) {
+    help += fmt::format("{} {:g}", nn::model_spec(row.value).name, row.lr);
+    if (row.lr_steps > 0)
+      help += fmt::format(", or for --max-steps under {} {:g} x ({}/max-steps)^{:g} up to {:g}", row.lr_steps, row.lr,
+                          row.lr_steps, SHORT_SCHEDULE_POWER, row.lr * SHORT_SCHEDULE_MAX);
+    help += ", ";
+  }
   help.replace(help.size() - 2, 2, ")");
   return help;
 }
@@ -145,7 +153,8 @@ Rows schedule_rows() {
       R::value(&TrainOptions::max_time, "--max-time", "", "Stop after this many seconds of training").range(0, 1e9),
       R::value(&TrainOptions::time_budget, "--time-budget", "",
                "Minutes for the training steps: this machine's step rate is measured first and --max-steps set so "
-               "that the run fits (options.json records it: that --max-steps reruns the run byte for byte)")
+               "that the run fits, at most the --max-steps given (options.json records it: that --max-steps "
+               "reruns the run byte for byte)")
           .range(0, 1e6),
       R::fact("total_steps"),
       R::value(&TrainOptions::batch_size, "--batch-size", "batch_size", "Positions per step")
@@ -266,11 +275,15 @@ void validate(const TrainOptions& o) {
   if (o.data.empty()) throw Error("no training data: give --data FILE.h5");
   if (o.out.empty()) throw Error("no run folder: give --out runs/NAME");
   TRAIN_TABLE.validate(o);
-  if (o.time_budget > 0 && o.max_steps > 0)
-    throw Error("--time-budget and --max-steps: give one (the budget sets --max-steps from the measured step rate)");
   if (o.time_budget > 0 && o.resume)
     throw Error("--time-budget with --resume: give the run's --max-steps instead (its options.json's max_steps): a new "
                 "measure would change the run's length and its schedule");
+}
+
+double default_lr(nn::ModelKind kind, int64_t steps) {
+  const ArchitectureDefaults& row = choice_of(ARCHITECTURE_DEFAULTS, kind);
+  if (row.lr_steps == 0 || steps <= 0 || steps >= row.lr_steps) return row.lr;
+  return row.lr * std::min(SHORT_SCHEDULE_MAX, std::pow(double(row.lr_steps) / double(steps), SHORT_SCHEDULE_POWER));
 }
 
 nn::ModelConfig trained_model(nn::ModelConfig wanted) {

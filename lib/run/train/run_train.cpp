@@ -120,7 +120,9 @@ TrainReport run_train(const TrainOptions& given) {
   TrainOptions o = given;  // with the architecture's defaults, as options.json records them
   const nn::ModelConfig model = trained_model(o.model);
   o.model.policy_head = model.policy_head;
-  if (o.lr == 0) o.lr = choice_of(ARCHITECTURE_DEFAULTS, model.kind).lr;
+  // The rate left out follows the schedule's length: --max-steps here, or below the steps a
+  // --time-budget fits (never with --resume, so a resumed run's rate is known before its check).
+  if (o.lr == 0 && o.time_budget == 0) o.lr = default_lr(model.kind, o.max_steps);
   const torch::Device device = run_device(o);
   // auto's precision depends on whether a resnet's convolutions will run on the board kernels.
   const bool board_kernels = model.kind == nn::ModelKind::RESNET && o.kernels != nn::Kernels::TORCH;
@@ -159,11 +161,12 @@ TrainReport run_train(const TrainOptions& given) {
   nn::choose_memory_format(*net);
   net->use_kernels(o.kernels);
   train::broadcast_state(ranks, *net);
-  auto optimizer = make_optimizer(o, *net);
   int64_t total_steps = int64_t(o.epochs) * data.source->steps_per_epoch();
   if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
   if (total_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
   total_steps = planned_steps(o, model, precision, device, ranks, total_steps, verbose);
+  if (o.lr == 0) o.lr = default_lr(model.kind, o.max_steps);
+  auto optimizer = make_optimizer(o, *net);
 
   nn::TrainState state;
   if (o.resume) {

@@ -43,9 +43,12 @@ int64_t planned_steps(TrainOptions& o, const nn::ModelConfig& model, nn::Precisi
   if (budget) {
     int64_t steps = train::steps_within(o.time_budget * 60, probe, o.batch_size, STEP_SHARE);
     for (int64_t rank_steps : ranks.all_gather(steps)) steps = std::min(steps, rank_steps);
-    o.max_steps = steps;
+    if (verbose && total_steps < steps)
+      say("train: --time-budget {:g} min: {} steps would fit; {} (--max-steps, --epochs) are the run\n",
+          o.time_budget, steps, total_steps);
     total_steps = std::min(total_steps, steps);
-    if (verbose)
+    o.max_steps = total_steps;
+    if (verbose && total_steps == steps)
       say("train: --time-budget {:g} min: {} steps ({:.0f}% of the budget for the steps themselves); rerun with "
           "--max-steps {} for the same run\n",
           o.time_budget, total_steps, STEP_SHARE * 100, o.max_steps);
