@@ -21,6 +21,7 @@
 #include "nn/precision.h"
 #include "nn/tile_gemm.h"
 #include "run/train/run_train.h"
+#include "run/train/time_budget.h"
 #include "support/helpers.h"
 #include "train/fixtures.h"
 #include "train/run_folder.h"
@@ -141,6 +142,23 @@ TEST(Train, ATimeBudgetRecordsItsStepsAndThoseStepsRerunTheRun) {
   EXPECT_EQ(run_train(both).steps, 3);
   std::ifstream both_in(dir + "/both/options.json");
   EXPECT_EQ(nlohmann::json::parse(both_in).at("max_steps").get<int64_t>(), 3);
+}
+
+// A budget's overrun is said with the run's rate and the probe's; a run within its budget, or
+// without one, says nothing.
+TEST(Train, ABudgetOverrunIsSaidWithTheRunsRateAndTheProbes) {
+  TrainOptions o;
+  o.batch_size = 256;
+  o.time_budget = 20;
+  testing::internal::CaptureStderr();
+  say_budget_overrun(o, {13582, 3409}, 13582, 1150);  // within the 20 minutes
+  o.time_budget = 0;
+  say_budget_overrun(o, {13582, 3409}, 13582, 1539.2);  // no budget
+  o.time_budget = 20;
+  say_budget_overrun(o, {13582, 3409}, 13582, 1539.2);  // make all's run on the Cascade Lake
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "train: --time-budget 20 min overrun: 13582 steps took 25.7 min at 2259 samples/s a process, where the "
+            "probe measured 3409 before the run (the machine slowed after it, or other work shared its cores)\n");
 }
 
 // A TCP port that was free a moment ago, for a rendezvous on loopback.

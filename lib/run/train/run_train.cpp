@@ -164,7 +164,8 @@ TrainReport run_train(const TrainOptions& given) {
   int64_t total_steps = int64_t(o.epochs) * data.source->steps_per_epoch();
   if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
   if (total_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
-  total_steps = planned_steps(o, model, precision, device, ranks, total_steps, verbose);
+  const StepPlan plan = planned_steps(o, model, precision, device, ranks, total_steps, verbose);
+  total_steps = plan.steps;
   if (o.lr == 0) o.lr = default_lr(model.kind, o.max_steps);
   auto optimizer = make_optimizer(o, *net);
 
@@ -189,7 +190,9 @@ TrainReport run_train(const TrainOptions& given) {
 
   train::BatchLoader loader(std::move(data.source), state.step, device);
   TrainingLoop loop(run);
-  return run_loop(loop, loader, o, verbose, options);
+  TrainReport report = run_loop(loop, loader, o, verbose, options);
+  if (verbose && report.finished) say_budget_overrun(o, plan, report.steps, report.train_seconds);
+  return report;
 }
 
 }  // namespace legalnet::run

@@ -28,10 +28,10 @@ constexpr double RUN_SLOWDOWN = 1.15;
 
 }  // namespace
 
-int64_t planned_steps(TrainOptions& o, const nn::ModelConfig& model, nn::Precision precision,
-                      const torch::Device& device, train::Collectives& ranks, int64_t total_steps, bool verbose) {
+StepPlan planned_steps(TrainOptions& o, const nn::ModelConfig& model, nn::Precision precision,
+                       const torch::Device& device, train::Collectives& ranks, int64_t total_steps, bool verbose) {
   const bool budget = o.time_budget > 0;
-  if (!budget && (!verbose || total_steps < LONG_RUN_STEPS)) return total_steps;
+  if (!budget && (!verbose || total_steps < LONG_RUN_STEPS)) return {total_steps, 0};
   const train::SpeedProbe probe =
       train::probe_training_speed(model, o.batch_size, precision, o.kernels, device, PROBE_SECONDS,
                                   [&](nn::PolicyNet& net) { return make_optimizer(o, net); });
@@ -59,7 +59,15 @@ int64_t planned_steps(TrainOptions& o, const nn::ModelConfig& model, nn::Precisi
         "loader and validation beside them)\n",
         total_steps, minutes, minutes * RUN_SLOWDOWN, (RUN_SLOWDOWN - 1) * 100);
   }
-  return total_steps;
+  return {total_steps, probe.samples_per_second};
+}
+
+void say_budget_overrun(const TrainOptions& o, const StepPlan& plan, int64_t steps, double train_seconds) {
+  if (o.time_budget <= 0 || plan.probe_samples_per_second <= 0 || train_seconds <= o.time_budget * 60) return;
+  say("train: --time-budget {:g} min overrun: {} steps took {:.1f} min at {:.0f} samples/s a process, where the "
+      "probe measured {:.0f} before the run (the machine slowed after it, or other work shared its cores)\n",
+      o.time_budget, steps, train_seconds / 60, double(steps) * o.batch_size / train_seconds,
+      plan.probe_samples_per_second);
 }
 
 }  // namespace legalnet::run
