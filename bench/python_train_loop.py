@@ -18,7 +18,7 @@ import legalnet  # noqa: E402
 
 
 def scheduled_lr(lr, step, total, warmup=0.02, floor_ratio=0.02):
-    """train's schedule (lib/run/train/optimizer.cpp scheduled_lr)."""
+    """train's schedule without re-plans (lib/run/train/schedule.cpp, Schedule::lr)."""
     warmup_steps = max(1.0, warmup * total)
     if step < warmup_steps:
         return lr * (step + 1) / warmup_steps

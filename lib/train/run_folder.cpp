@@ -267,6 +267,10 @@ void RunFolder::start(const std::string& options_json, const std::string& csv_he
   }
   metrics_fd_ = open_for_append(metrics_path());
   start_events();
+  rewrite_options(options_json);
+}
+
+void RunFolder::rewrite_options(const std::string& options_json) {
   OutputFile json(options_path(), Links::REPLACE);
   json.write(options_json + "\n");
   json.commit();

@@ -75,6 +75,9 @@ class RunFolder {
   // and stay there until this run has saved its model: failed new runs never cost the
   // finished old one. The run's files are written under their names, never through a link.
   void start(const std::string& options_json, const std::string& csv_header);
+  // Replaces options.json whole (a temporary renamed): a run whose end moved (--time-budget)
+  // records where, so that a run stopped at any point can be rerun or resumed.
+  void rewrite_options(const std::string& options_json);
   // Appends one metrics row, and its values as TensorBoard scalars at `step` (each written at
   // once, unbuffered: the files are read while training runs).
   void append_metrics(const std::string& row, int64_t step, const std::vector<tensorboard::Scalar>& scalars);

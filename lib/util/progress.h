@@ -19,6 +19,8 @@ class Progress {
   void update(uint64_t done);
   // For work whose total count is unknown: the fraction done (of input bytes, say) gives the ETA.
   void set_fraction(double fraction) { fraction_ = fraction; }
+  // For work whose total changes on the way (a run whose end a time budget moved).
+  void set_total(uint64_t total) { total_ = total; }
   // Clears the line.
   void finish();
   double elapsed_seconds() const;

@@ -21,6 +21,7 @@
 #include "nn/precision.h"
 #include "nn/tile_gemm.h"
 #include "run/train/run_train.h"
+#include "run/train/schedule.h"
 #include "run/train/time_budget.h"
 #include "support/helpers.h"
 #include "train/fixtures.h"
@@ -111,8 +112,9 @@ TEST(Train, AutoPrecisionTrainsAResnetOnTheBoardKernelsInFp32) {
   EXPECT_EQ(recorded(dir + "/mlp"), native);
 }
 
-// --time-budget fixes the step count from a measured rate, records it as max_steps, and that
-// --max-steps gives the very same run: the measure draws nothing the run draws.
+// --time-budget fixes the step count from a measured rate, records it as max_steps (and any
+// re-plan its pace made as replan), and those --max-steps and --replan give the very same run:
+// the measure draws nothing the run draws.
 TEST(Train, ATimeBudgetRecordsItsStepsAndThoseStepsRerunTheRun) {
   const std::string dir = test::temp_dir("time-budget");
   TrainOptions budget = tiny_run(dir + "/budget");
@@ -124,12 +126,14 @@ TEST(Train, ATimeBudgetRecordsItsStepsAndThoseStepsRerunTheRun) {
   const nlohmann::json options = nlohmann::json::parse(in);
   const int64_t steps = options.at("max_steps").get<int64_t>();
   EXPECT_GE(steps, 1);
+  const std::string replan = options.at("replan").get<std::string>();
   EXPECT_EQ(options.at("total_steps").get<int64_t>(), r.steps);
-  EXPECT_LE(r.steps, steps);
+  EXPECT_EQ(r.steps, replan.empty() ? steps : parse_replans(replan).back().steps);
   TrainOptions again = tiny_run(dir + "/again");
   again.epochs = 1;
   again.max_steps = steps;
-  run_train(again);
+  again.replan = replan;
+  EXPECT_EQ(run_train(again).steps, r.steps);
   const auto a = weights(dir + "/budget/model.safetensors"), b = weights(dir + "/again/model.safetensors");
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i;
@@ -142,6 +146,81 @@ TEST(Train, ATimeBudgetRecordsItsStepsAndThoseStepsRerunTheRun) {
   EXPECT_EQ(run_train(both).steps, 3);
   std::ifstream both_in(dir + "/both/options.json");
   EXPECT_EQ(nlohmann::json::parse(both_in).at("max_steps").get<int64_t>(), 3);
+}
+
+// A budgeted run whose steps go much slower than its probe's (after each step, a validation pass
+// over the whole dataset: some 60 batches' forward passes) moves its end while it runs, says so,
+// and records where in options.json, which reruns it.
+TEST(Train, ABudgetedRunSlowerThanItsProbeMovesItsEnd) {
+  const std::string dir = test::temp_dir("time-budget-pace");
+  TrainOptions budget = tiny_run(dir + "/budget");
+  budget.max_steps = 0;
+  budget.epochs = 100;
+  budget.val = {tiny_dataset()};
+  budget.eval_every = 1;
+  budget.time_budget = 0.005;  // 0.3 s
+  budget.quiet = false;
+  testing::internal::CaptureStderr();
+  const TrainReport r = run_train(budget);
+  const std::string said = testing::internal::GetCapturedStderr();
+  std::ifstream in(dir + "/budget/options.json");
+  const nlohmann::json options = nlohmann::json::parse(in);
+  const std::vector<Replan> replans = parse_replans(options.at("replan").get<std::string>());
+  ASSERT_FALSE(replans.empty()) << said;
+  const int64_t first = options.at("max_steps").get<int64_t>();
+  EXPECT_LT(replans.front().steps, first) << said;
+  EXPECT_EQ(r.steps, replans.back().steps);
+  EXPECT_NE(said.find(fmt::format("the run now ends at step {}, not {}\n", replans.front().steps, first)),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find(fmt::format("train: rerun with --max-steps {} --replan {} for the same run\n", first,
+                                  options.at("replan").get<std::string>())),
+            std::string::npos)
+      << said;
+  TrainOptions again = tiny_run(dir + "/again");
+  again.epochs = 100;
+  again.val = {tiny_dataset()};
+  again.eval_every = 1;
+  again.max_steps = first;
+  again.replan = options.at("replan").get<std::string>();
+  EXPECT_EQ(run_train(again).steps, r.steps);
+  const auto a = weights(dir + "/budget/model.safetensors"), b = weights(dir + "/again/model.safetensors");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i;
+}
+
+// --replan moves the run's end as a budget's pace check would: the run ends at the last re-plan's
+// step, options.json records the re-plans and the steps, and a re-plan that cannot be run is
+// refused before the run starts, naming it.
+TEST(Train, AReplanMovesTheRunsEndAndOptionsJsonRecordsIt) {
+  const std::string dir = test::temp_dir("replan");
+  TrainOptions o = tiny_run(dir + "/moved");
+  o.max_steps = 12;
+  o.replan = "4:9,6:7";
+  EXPECT_EQ(run_train(o).steps, 7);
+  std::ifstream in(dir + "/moved/options.json");
+  const nlohmann::json options = nlohmann::json::parse(in);
+  EXPECT_EQ(options.at("max_steps").get<int64_t>(), 12);
+  EXPECT_EQ(options.at("replan").get<std::string>(), "4:9,6:7");
+  EXPECT_EQ(options.at("total_steps").get<int64_t>(), 7);
+  auto refused = [&](TrainOptions bad, const std::string& message) {
+    bad.out = dir + "/refused";
+    try {
+      run_train(bad);
+      ADD_FAILURE() << bad.replan << " ran";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir + "/refused/options.json"));
+  };
+  o.replan = "12:20";
+  refused(o, "--replan 12:20: the run ends at step 12 before it");
+  o.replan = "4:x";
+  refused(o, "--replan '4:x': '4:x' is not AT:STEPS (two counts, as options.json's replan has them)");
+  o.replan = "4:9";
+  o.time_budget = 1;
+  refused(o, "--replan with --time-budget: the budget makes its own re-plans (give --max-steps and --replan alone to "
+             "rerun a budgeted run)");
 }
 
 // A budget's overrun is said with the run's rate and the probe's; a run within its budget, or

@@ -1,5 +1,5 @@
-// The optimizer a run steps (--optimizer) and its learning-rate schedule (--lr, --warmup,
-// --min-lr-ratio).
+// The optimizer a run steps (--optimizer), and the rate its schedule gives it
+// (run/train/schedule.h).
 #pragma once
 
 #include <torch/torch.h>
@@ -46,9 +46,6 @@ class FusedAdam : public Base {
   std::unordered_map<const c10::TensorImpl*, DeviceStep> device_steps_;
   int64_t fused_steps_ = 0;
 };
-
-// The learning rate at `step` of `total`: linear warm-up, then cosine decay.
-double scheduled_lr(const TrainOptions& o, int64_t step, int64_t total);
 
 void set_lr(torch::optim::Optimizer& optimizer, double lr);
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "run/device_rows.h"
+#include "run/train/schedule.h"
 #include "util/choices.h"
 #include "util/error.h"
 
@@ -153,9 +154,14 @@ Rows schedule_rows() {
       R::value(&TrainOptions::max_time, "--max-time", "", "Stop after this many seconds of training").range(0, 1e9),
       R::value(&TrainOptions::time_budget, "--time-budget", "",
                "Minutes for the training steps: this machine's step rate is measured first and --max-steps set so "
-               "that the run fits, at most the --max-steps given (options.json records it: that --max-steps "
-               "reruns the run byte for byte)")
+               "that the run fits, at most the --max-steps given; while it runs, the run moves its end to the pace "
+               "its steps keep (--replan; options.json records both, and that --max-steps and --replan rerun the "
+               "run byte for byte)")
           .range(0, 1e6),
+      R::value(&TrainOptions::replan, "--replan", "replan",
+               "AT:STEPS[,AT:STEPS]: from step AT on the run ends at step STEPS, what is left of the cosine fitted "
+               "to the steps left: what --time-budget does while it runs when its steps go slower or faster than "
+               "measured (options.json records them: --max-steps with that --replan reruns the run byte for byte)"),
       R::fact("total_steps"),
       R::value(&TrainOptions::batch_size, "--batch-size", "batch_size", "Positions per step")
           .int_range(1, 1 << 20)
@@ -276,8 +282,12 @@ void validate(const TrainOptions& o) {
   if (o.out.empty()) throw Error("no run folder: give --out runs/NAME");
   TRAIN_TABLE.validate(o);
   if (o.time_budget > 0 && o.resume)
-    throw Error("--time-budget with --resume: give the run's --max-steps instead (its options.json's max_steps): a new "
-                "measure would change the run's length and its schedule");
+    throw Error("--time-budget with --resume: give the run's --max-steps and --replan instead (its options.json's "
+                "max_steps and replan): a new measure would change the run's length and its schedule");
+  if (o.time_budget > 0 && !o.replan.empty())
+    throw Error("--replan with --time-budget: the budget makes its own re-plans (give --max-steps and --replan alone to "
+                "rerun a budgeted run)");
+  parse_replans(o.replan);
 }
 
 double default_lr(nn::ModelKind kind, int64_t steps) {

@@ -88,6 +88,7 @@ struct TrainOptions {
   int64_t max_steps = 0;  // 0: epochs decide
   double max_time = 0;    // seconds of training; 0: no limit
   double time_budget = 0;  // minutes: max_steps fixed from a measured step rate before the run; 0: none
+  std::string replan;      // "AT:STEPS,...": where the run's length changed (run/train/schedule.h); "": never
   int batch_size = 256;
   double lr = 0;  // peak learning rate; 0: the architecture's (ARCHITECTURE_DEFAULTS)
   Optimizer optimizer = Optimizer::ADAM;

@@ -14,6 +14,7 @@
 #include "nn/precision.h"
 #include "run/train/load_data.h"
 #include "run/train/optimizer.h"
+#include "run/train/schedule.h"
 #include "run/train/time_budget.h"
 #include "run/train/training_loop.h"
 #include "train/metrics.h"
@@ -86,7 +87,7 @@ void say_start(const TrainOptions& o, const TrainingRun& run, const nn::PolicyNe
   say("train: {} ({} parameters, {:.1f} MFLOP a position) on {} in {}, {} training / {} validation positions, {} "
       "steps of {}\n",
       model.describe(), nn::count_parameters(net), model.forward_flops() / 1e6, run.device.str(),
-      nn::precision_name(run.precision), run.data.train_positions, run.data.val_positions, run.total_steps,
+      nn::precision_name(run.precision), run.data.train_positions, run.data.val_positions, run.schedule.steps(),
       o.batch_size * run.ranks.world_size());
   say("train: inputs {}: {}\n", model.inputs_name(), encode::input_spec(model.inputs).description);
   say("train: {}\n", run.data.plan.description);
@@ -96,14 +97,13 @@ void say_start(const TrainOptions& o, const TrainingRun& run, const nn::PolicyNe
 }
 
 // The loop to its end; the report written (rank 0) and said.
-TrainReport run_loop(TrainingLoop& loop, train::BatchLoader& loader, const TrainOptions& o, bool verbose,
-                     const std::string& options) {
+TrainReport run_loop(TrainingLoop& loop, train::BatchLoader& loader, const TrainOptions& o, bool verbose) {
   for (;;) {
     TrainReport report;
     switch (loop.next()) {
       case TrainingLoop::Next::STEP: loop.step(loader.next()); continue;
       case TrainingLoop::Next::PAUSE: report = loop.pause(); break;
-      case TrainingLoop::Next::FINISH: report = loop.finish(options); break;
+      case TrainingLoop::Next::FINISH: report = loop.finish(); break;
     }
     if (verbose) print_summary(report);
     if (!o.report.empty() && o.ranks.is_main()) write_report(o.report, o.command_line, report);
@@ -161,27 +161,34 @@ TrainReport run_train(const TrainOptions& given) {
   nn::choose_memory_format(*net);
   net->use_kernels(o.kernels);
   train::broadcast_state(ranks, *net);
-  int64_t total_steps = int64_t(o.epochs) * data.source->steps_per_epoch();
-  if (o.max_steps > 0) total_steps = std::min(total_steps, o.max_steps);
-  if (total_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
-  const StepPlan plan = planned_steps(o, model, precision, device, ranks, total_steps, verbose);
-  total_steps = plan.steps;
+  const int64_t epoch_steps = int64_t(o.epochs) * data.source->steps_per_epoch();
+  const int64_t most_steps = o.max_steps > 0 ? std::min(epoch_steps, o.max_steps) : epoch_steps;
+  if (most_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
+  const StepPlan plan = planned_steps(o, model, precision, device, ranks, most_steps, verbose);
   if (o.lr == 0) o.lr = default_lr(model.kind, o.max_steps);
+  const Schedule schedule{.peak = o.lr,
+                          .warmup = o.warmup,
+                          .min_lr_ratio = o.min_lr_ratio,
+                          .first_steps = plan.steps,
+                          .replans = parse_replans(o.replan)};
+  check_replans(schedule, epoch_steps);
   auto optimizer = make_optimizer(o, *net);
 
   nn::TrainState state;
   if (o.resume) {
     state = nn::load_checkpoint(folder.checkpoint_path(), model, *net, *optimizer, device);
     // The data order and the schedule are functions of the step within the run's length.
-    if (state.step > total_steps)
-      throw Error(fmt::format("--resume: '{}' is at step {}, past the {} steps of this run (--epochs, --max-steps)",
-                              folder.checkpoint_path(), state.step, total_steps));
+    if (state.step > schedule.steps())
+      throw Error(fmt::format(
+          "--resume: '{}' is at step {}, past the {} steps of this run (--epochs, --max-steps, --replan)",
+          folder.checkpoint_path(), state.step, schedule.steps()));
     folder.checkpoint_written(state.step);
   }
   const std::string options =
-      options_json(o, {model, precision, total_steps, data.train_positions, data.val_positions, identities});
+      options_json(o, {model, precision, schedule.steps(), data.train_positions, data.val_positions, identities});
   if (ranks.is_main()) folder.start(options, train::metrics_header());
-  const TrainingRun run{o, model, *net, *optimizer, ranks, folder, data, state, device, precision, total_steps};
+  const TrainingRun run{o,     model,    *net,     *optimizer, ranks,     folder, data,
+                        state, device,   precision, schedule,  most_steps, options};
   if (verbose) say_start(o, run, *net);
   if (verbose && precision_was)
     say("train: --resume: the run so far trained in {}; --precision auto takes {} here (--precision {} keeps "
@@ -190,8 +197,11 @@ TrainReport run_train(const TrainOptions& given) {
 
   train::BatchLoader loader(std::move(data.source), state.step, device);
   TrainingLoop loop(run);
-  TrainReport report = run_loop(loop, loader, o, verbose, options);
+  TrainReport report = run_loop(loop, loader, o, verbose);
   if (verbose && report.finished) say_budget_overrun(o, plan, report.steps, report.train_seconds);
+  if (verbose && !loop.schedule().replans.empty())
+    say("train: rerun with --max-steps {} --replan {} for the same run\n", loop.schedule().first_steps,
+        replans_text(loop.schedule().replans));
   return report;
 }
 

@@ -1,6 +1,8 @@
 #include "run/train/time_budget.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "nn/device.h"
@@ -49,9 +51,9 @@ StepPlan planned_steps(TrainOptions& o, const nn::ModelConfig& model, nn::Precis
     total_steps = std::min(total_steps, steps);
     o.max_steps = total_steps;
     if (verbose && total_steps == steps)
-      say("train: --time-budget {:g} min: {} steps ({:.0f}% of the budget for the steps themselves); rerun with "
-          "--max-steps {} for the same run\n",
-          o.time_budget, total_steps, STEP_SHARE * 100, o.max_steps);
+      say("train: --time-budget {:g} min: {} steps ({:.0f}% of the budget for the steps themselves), the end moved "
+          "if the run's pace differs (options.json's max_steps and replan rerun the run)\n",
+          o.time_budget, total_steps, STEP_SHARE * 100);
   }
   if (verbose) {
     const double minutes = double(total_steps) * o.batch_size / probe.samples_per_second / 60;
@@ -60,6 +62,21 @@ StepPlan planned_steps(TrainOptions& o, const nn::ModelConfig& model, nn::Precis
         total_steps, minutes, minutes * RUN_SLOWDOWN, (RUN_SLOWDOWN - 1) * 100);
   }
   return {total_steps, probe.samples_per_second};
+}
+
+int64_t budget_check_interval(int64_t first_steps) { return std::max<int64_t>(1, first_steps / BUDGET_CHECKS); }
+
+int64_t steps_at_pace(double budget_seconds, double seconds, int64_t step, double seconds_per_step, int64_t cap) {
+  const double left = budget_seconds * BUDGET_TARGET - seconds;
+  const double more = seconds_per_step > 0 ? std::floor(left / seconds_per_step) : 0.0;
+  return std::max(step + 1, std::min(cap, step + int64_t(std::clamp(more, 0.0, 1e15))));
+}
+
+std::optional<Replan> replan_for_pace(const Schedule& schedule, int64_t step, int64_t fits) {
+  const int64_t planned = schedule.steps();
+  if (double(step) >= LAST_REPLAN * double(planned) || fits == planned) return std::nullopt;
+  if (double(std::abs(fits - planned)) <= REPLAN_TOLERANCE * double(planned)) return std::nullopt;
+  return Replan{step, fits};
 }
 
 void say_budget_overrun(const TrainOptions& o, const StepPlan& plan, int64_t steps, double train_seconds) {

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "nn/loss.h"
 #include "run/train/optimizer.h"
+#include "run/train/time_budget.h"
 #include "train/metrics.h"
 #include "util/console.h"
 #include "util/error.h"
@@ -19,15 +21,18 @@ TrainingLoop::TrainingLoop(const TrainingRun& run)
       o_(run.o),
       rank0_(run.ranks.is_main()),
       verbose_(rank0_ && !run.o.quiet),
-      progress_("steps", uint64_t(run.total_steps), verbose_ && stderr_is_terminal()),
+      progress_("steps", uint64_t(run.schedule.steps()), verbose_ && stderr_is_terminal()),
       start_(std::chrono::steady_clock::now()),
       window_start_time_(run.state.elapsed_seconds),
-      window_start_samples_(run.state.samples) {
+      window_start_samples_(run.state.samples),
+      schedule_(run.schedule),
+      options_(run.options_json),
+      budget_check_every_(budget_check_interval(run.schedule.first_steps)) {
   report_.out = o_.out;
 }
 
 TrainingLoop::Next TrainingLoop::next() {
-  if (run_.state.step >= run_.total_steps) return Next::FINISH;
+  if (run_.state.step >= schedule_.steps()) return Next::FINISH;
   if (o_.stop_at_step > 0 && run_.state.step >= o_.stop_at_step) return Next::PAUSE;
   // The ranks stop together: rank clocks differ, and a rank left alone waits forever.
   if (o_.max_time > 0 && run_.ranks.any(run_.state.elapsed_seconds + seconds() >= o_.max_time)) {
@@ -56,7 +61,7 @@ torch::Tensor TrainingLoop::step_loss(const train::Batch& batch) {
 void TrainingLoop::step(const train::Batch& batch) {
   nn::TrainState& state = run_.state;
   run_.net.train();
-  set_lr(run_.optimizer, scheduled_lr(o_, state.step, run_.total_steps));
+  set_lr(run_.optimizer, schedule_.lr(state.step));
   const torch::Tensor loss = step_loss(batch);
   const double value = train::average_gradients(run_.ranks, run_.net, loss);
   if (!std::isfinite(value))
@@ -73,12 +78,42 @@ void TrainingLoop::step(const train::Batch& batch) {
   loss_sum_ += value;
   ++loss_count_;
   progress_.update(uint64_t(state.step));
-  if (state.step % o_.eval_every == 0 || state.step == run_.total_steps) validation_row();
-  if (state.step % o_.checkpoint_every == 0 && state.step < run_.total_steps) {
+  if (state.step % o_.eval_every == 0 || state.step == schedule_.steps()) validation_row();
+  if (state.step % o_.checkpoint_every == 0 && state.step < schedule_.steps()) {
     state.elapsed_seconds += seconds();  // checkpoint time is not training time
     checkpoint();
     state.elapsed_seconds -= seconds();
   }
+  if (o_.time_budget > 0) watch_budget();
+}
+
+void TrainingLoop::watch_budget() {
+  const int64_t step = run_.state.step;
+  if (step % budget_check_every_ != 0 || step >= schedule_.steps()) return;
+  const double now = run_.state.elapsed_seconds + seconds();
+  if (pace_from_step_ < 0) {  // the first point: the pace is measured from here
+    pace_from_step_ = step;
+    pace_from_seconds_ = now;
+    return;
+  }
+  const double pace = (now - pace_from_seconds_) / double(step - pace_from_step_);
+  int64_t fits = steps_at_pace(o_.time_budget * 60, now, step, pace, run_.most_steps);
+  for (int64_t rank_fits : run_.ranks.all_gather(fits)) fits = std::min(fits, rank_fits);  // the slowest rank's
+  const std::optional<Replan> replan = replan_for_pace(schedule_, step, fits);
+  if (!replan) return;
+  if (verbose_) {
+    progress_.finish();
+    say("train: --time-budget {:g} min: steps {}-{} went at {:.0f} samples/s a process: the run now ends at step "
+        "{}, not {}\n",
+        o_.time_budget, pace_from_step_, step, o_.batch_size / pace, replan->steps, schedule_.steps());
+  }
+  schedule_.replans.push_back(*replan);
+  progress_.set_total(uint64_t(schedule_.steps()));
+  nlohmann::ordered_json options = nlohmann::ordered_json::parse(options_);
+  options["replan"] = replans_text(schedule_.replans);
+  options["total_steps"] = schedule_.steps();
+  options_ = options.dump(2);
+  if (rank0_) run_.folder.rewrite_options(options_);
 }
 
 TrainReport TrainingLoop::pause() {
@@ -90,7 +125,7 @@ TrainReport TrainingLoop::pause() {
   return report_;
 }
 
-TrainReport TrainingLoop::finish(const std::string& options_json) {
+TrainReport TrainingLoop::finish() {
   nn::TrainState& state = run_.state;
   progress_.finish();
   if (loss_count_) validation_row();
@@ -101,7 +136,7 @@ TrainReport TrainingLoop::finish(const std::string& options_json) {
   report_.train_seconds = state.elapsed_seconds;
   report_.model_path = run_.folder.model_path();
   if (rank0_) {
-    nlohmann::ordered_json training = nlohmann::json::parse(options_json);
+    nlohmann::ordered_json training = nlohmann::json::parse(options_);
     training["steps_done"] = state.step;
     training["samples_seen"] = state.samples;
     training["train_seconds"] = state.elapsed_seconds;
@@ -133,7 +168,7 @@ void TrainingLoop::validation_row() {
                               .recall = v.recall(),
                               .f1 = v.f1(),
                               .samples_per_s = rate,
-                              .lr = scheduled_lr(o_, std::max<int64_t>(step - 1, 0), run_.total_steps),
+                              .lr = schedule_.lr(std::max<int64_t>(step - 1, 0)),
                               .elapsed_s = now};
   if (rank0_) run_.folder.append_metrics(train::metrics_line(row), step, train::metrics_scalars(row));
   if (verbose_) {

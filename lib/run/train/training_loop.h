@@ -14,6 +14,7 @@
 #include "run/train/load_data.h"
 #include "run/train/options.h"
 #include "run/train/report.h"
+#include "run/train/schedule.h"
 #include "train/batches.h"
 #include "train/distributed.h"
 #include "train/run_folder.h"
@@ -33,7 +34,9 @@ struct TrainingRun {
   nn::TrainState& state;  // the step, samples and seconds so far (a checkpoint's when resumed)
   torch::Device device;
   nn::Precision precision;
-  int64_t total_steps;
+  Schedule schedule;     // the rate of each step, and the run's end
+  int64_t most_steps;    // the options' steps (--max-steps, the epochs'): a --time-budget re-plan's limit
+  std::string options_json;  // options.json as the run began
 };
 
 class TrainingLoop {
@@ -47,15 +50,20 @@ class TrainingLoop {
   void step(const train::Batch& batch);
   // Ends this process at --stop-at-step, checkpointed, for --resume.
   TrainReport pause();
-  // The last validation row and checkpoint, and rank 0 saves the model with `options_json`
-  // and the run's totals as its training record.
-  TrainReport finish(const std::string& options_json);
+  // The last validation row and checkpoint, and rank 0 saves the model with options.json (its
+  // re-plans in) and the run's totals as its training record.
+  TrainReport finish();
+  // The schedule as it ended: the first plan and each re-plan.
+  const Schedule& schedule() const { return schedule_; }
 
  private:
   double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
   torch::Tensor step_loss(const train::Batch& batch);
   void validation_row();
   void checkpoint();
+  // --time-budget: the pace of the steps so far, checked every budget_check_every_ steps, moves
+  // the run's end where it would miss the budget (run/train/time_budget.h); options.json records it.
+  void watch_budget();
 
   const TrainingRun run_;
   const TrainOptions& o_;
@@ -65,6 +73,11 @@ class TrainingLoop {
   double loss_sum_ = 0, window_start_time_;
   int64_t loss_count_ = 0, window_start_samples_;
   TrainReport report_;
+  Schedule schedule_;
+  std::string options_;
+  const int64_t budget_check_every_;
+  int64_t pace_from_step_ = -1;  // where the budget's pace is measured from (-1: not yet)
+  double pace_from_seconds_ = 0;
 };
 
 }  // namespace legalnet::run

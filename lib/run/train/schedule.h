@@ -1,0 +1,46 @@
+// The learning rate along a run: a linear warm-up, then a cosine decay to the run's last step.
+// A --time-budget run may move that last step while it runs (a re-plan, run/train/time_budget.h):
+// what is left of the cosine is then squeezed (or stretched) into the steps left, so the rate
+// never jumps, and options.json records each re-plan so that the run can be rerun.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace legalnet::run {
+
+// From step `at` on (the steps done when it was made), the run ends at step `steps`.
+struct Replan {
+  int64_t at = 0;
+  int64_t steps = 0;
+  bool operator==(const Replan&) const = default;
+};
+
+// --replan's text, options.json's "replan": "AT:STEPS,AT:STEPS" (empty: none), each AT after the
+// one before and each STEPS past its AT. parse_replans throws legalnet::Error naming --replan and
+// the entry.
+std::vector<Replan> parse_replans(const std::string& text);
+std::string replans_text(const std::vector<Replan>& replans);
+
+struct Schedule {
+  double peak = 0;          // --lr
+  double warmup = 0;        // the share of the first plan's steps with a linear warm-up
+  double min_lr_ratio = 0;  // the cosine ends at peak x min_lr_ratio
+  int64_t first_steps = 0;  // the steps planned at the start: --max-steps, the epochs', or the budget's
+  std::vector<Replan> replans;
+
+  // The step the run ends at: the first plan's, or the last re-plan's.
+  int64_t steps() const { return replans.empty() ? first_steps : replans.back().steps; }
+  // The rate of step `step` (0-based: the steps done before it).
+  double lr(int64_t step) const;
+  // How much of the cosine lies behind step `step`: 0 up to the end of the warm-up, 1 at the end.
+  double progress(int64_t step) const;
+  double warmup_steps() const;
+};
+
+// A schedule that can run: each re-plan before the end of the plan in force at its step, and
+// none past `most_steps` (the epochs' steps). Throws legalnet::Error naming --replan.
+void check_replans(const Schedule& schedule, int64_t most_steps);
+
+}  // namespace legalnet::run
