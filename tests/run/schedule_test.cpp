@@ -30,26 +30,27 @@ TEST(Schedule, WarmsUpThenDecaysAlongACosineToItsFloor) {
   for (int64_t step = 21; step <= 1000; ++step) EXPECT_LT(s.lr(step), s.lr(step - 1)) << step;
 }
 
-// A re-plan fits what is left of the cosine into the steps left: the rate goes on from where it
-// was, without a jump, and reaches the floor at the new end, sooner or later than planned.
-TEST(Schedule, AReplanFitsWhatIsLeftOfTheCosineIntoTheStepsLeft) {
+// From a re-plan on each step takes the rate a run planned for the new length has there (with
+// the first plan's warm-up), sooner or later than planned, and the floor at the new end.
+TEST(Schedule, AfterAReplanEachStepTakesTheRateOfARunPlannedForTheNewLength) {
   for (const int64_t end : {700, 1400}) {
     const Schedule plain = cosine(1000), moved = cosine(1000, {{400, end}});
+    Schedule planned = cosine(end);
+    planned.warmup = 20.0 / double(end);  // the first plan's 20 warm-up steps
     EXPECT_EQ(moved.steps(), end);
-    for (int64_t step = 0; step <= 400; ++step) EXPECT_EQ(moved.lr(step), plain.lr(step)) << step;
-    // One step's change of the rate around the re-plan, not a jump.
-    EXPECT_NEAR(moved.lr(401), moved.lr(400), 2 * (plain.lr(399) - plain.lr(400)) * 1000.0 / double(end - 400) + 1e-12)
-        << end;
-    const double half_left = plain.progress(400) + (1 - plain.progress(400)) / 2;
-    EXPECT_NEAR(moved.progress(400 + (end - 400) / 2), half_left, 1e-12) << end;
+    EXPECT_EQ(moved.steps_at(399), 1000);
+    EXPECT_EQ(moved.steps_at(400), end);
+    for (int64_t step = 0; step < 400; ++step) EXPECT_EQ(moved.lr(step), plain.lr(step)) << step;
+    for (int64_t step = 400; step <= end; ++step) EXPECT_NEAR(moved.lr(step), planned.lr(step), 1e-15) << step;
     EXPECT_DOUBLE_EQ(moved.progress(end), 1) << end;
     EXPECT_NEAR(moved.lr(end), 2e-4, 1e-15) << end;
   }
-  // A second re-plan goes on from the first one's cosine.
+  // A second re-plan takes over from the first.
   const Schedule once = cosine(1000, {{400, 700}}), twice = cosine(1000, {{400, 700}, {500, 600}});
-  for (int64_t step = 0; step <= 500; ++step) EXPECT_EQ(twice.lr(step), once.lr(step)) << step;
+  for (int64_t step = 0; step < 500; ++step) EXPECT_EQ(twice.lr(step), once.lr(step)) << step;
+  EXPECT_DOUBLE_EQ(twice.progress(500), (500.0 - 20) / (600 - 20));
   EXPECT_DOUBLE_EQ(twice.progress(600), 1);
-  // One within the warm-up leaves it as planned and starts the cosine at its end.
+  // One within the warm-up leaves it as planned.
   const Schedule early = cosine(1000, {{10, 500}});
   EXPECT_EQ(early.lr(15), cosine(1000).lr(15));
   EXPECT_DOUBLE_EQ(early.progress(20), 0);

@@ -97,6 +97,14 @@ expect 1 "^gen_moves: --report 'g.pgn' and --out 'g.pgn' are the same file$" \
   "$bin/gen_moves" --games 2 --out g.pgn --report g.pgn
 expect 1 "^train: --out 'data.h5' is a file; it must be a run folder" "$bin/train" --data data.h5 --out data.h5
 expect 1 "^train: 'run' already holds a run; use --resume" "$bin/train" --data data.h5 --out run
+# --replan: counts past int64, and an end past the epochs' steps, refused in one line each.
+expect 1 "^train: --replan '5:99999999999999999999': '5:99999999999999999999' is not AT:STEPS" \
+  "$bin/train" --data data.h5 --out replan-run --replan 5:99999999999999999999
+expect 1 "^train: --replan 1:1099511627776: past the [0-9]+ steps of --epochs$" \
+  "$bin/train" --data data.h5 --out replan-run --arch mlp --hidden 16 --batch-size 16 --max-steps 3 --replan 1:1099511627776 \
+  --device cpu
+cases=$((cases + 1))
+[[ ! -e replan-run ]] || fail "a refused --replan left a run folder"
 
 # Written through: a symbolic link keeps pointing at the new file, a FIFO gets the stream.
 cases=$((cases + 1))
@@ -686,7 +694,7 @@ PY
     "$bin/train" --data data.h5 --out resume-nan-checkpoint --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
   expect 1 "^train: resume-step-huge/checkpoint.safetensors: metadata 'step' is 4611686018427387904, more than any run takes \(at most 1099511627776\)$" \
     "$bin/train" --data data.h5 --out resume-step-huge --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
-  expect 1 "^train: --resume: 'resume-step-past/checkpoint.safetensors' is at step 1000, past the 3 steps of this run \(--epochs, --max-steps\)$" \
+  expect 1 "^train: --resume: 'resume-step-past/checkpoint.safetensors' is at step 1000, past the 3 steps of this run \(--epochs, --max-steps, --replan\)$" \
     "$bin/train" --data data.h5 --out resume-step-past --resume --arch mlp --hidden 16 --batch-size 16 --max-steps 3 \
     --device cpu
   rm -rf resume-nan-checkpoint resume-step-huge resume-step-past nan-checkpoint.safetensors step-*.safetensors

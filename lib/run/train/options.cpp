@@ -159,8 +159,8 @@ Rows schedule_rows() {
                "run byte for byte)")
           .range(0, 1e6),
       R::value(&TrainOptions::replan, "--replan", "replan",
-               "AT:STEPS[,AT:STEPS]: from step AT on the run ends at step STEPS, what is left of the cosine fitted "
-               "to the steps left: what --time-budget does while it runs when its steps go slower or faster than "
+               "AT:STEPS[,AT:STEPS]: from step AT on the run ends at step STEPS, each step at the rate a run of "
+               "STEPS steps has there: what --time-budget does while it runs when its steps go slower or faster than "
                "measured (options.json records them: --max-steps with that --replan reruns the run byte for byte)"),
       R::fact("total_steps"),
       R::value(&TrainOptions::batch_size, "--batch-size", "batch_size", "Positions per step")

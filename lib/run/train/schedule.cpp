@@ -65,21 +65,16 @@ void check_replans(const Schedule& schedule, int64_t most_steps) {
 
 double Schedule::warmup_steps() const { return std::max(1.0, warmup * double(first_steps)); }
 
+int64_t Schedule::steps_at(int64_t step) const {
+  int64_t end = first_steps;
+  for (const Replan& r : replans)
+    if (step >= r.at) end = r.steps;
+  return end;
+}
+
 double Schedule::progress(int64_t step) const {
   const double w = warmup_steps();
-  // Each stretch of the cosine runs from `done` at step `from` to 1 at step `end`.
-  auto along = [](double s, double done, double from, double end) {
-    return std::min(1.0, done + (1 - done) * std::max(0.0, s - from) / std::max(1.0, end - from));
-  };
-  double done = 0, from = w, end = double(first_steps);
-  for (const Replan& r : replans) {
-    if (step < r.at) break;
-    const double at = std::max(double(r.at), w);  // one within the warm-up starts the cosine afresh
-    done = along(at, done, from, end);
-    from = at;
-    end = double(r.steps);
-  }
-  return along(double(step), done, from, end);
+  return std::min(1.0, std::max(0.0, double(step) - w) / std::max(1.0, double(steps_at(step)) - w));
 }
 
 double Schedule::lr(int64_t step) const {

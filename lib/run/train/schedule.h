@@ -1,7 +1,10 @@
 // The learning rate along a run: a linear warm-up, then a cosine decay to the run's last step.
 // A --time-budget run may move that last step while it runs (a re-plan, run/train/time_budget.h):
-// what is left of the cosine is then squeezed (or stretched) into the steps left, so the rate
-// never jumps, and options.json records each re-plan so that the run can be rerun.
+// from then on each step takes the rate a run planned for the new length has at that step, so
+// the rate moves by what the change of length moves it (a few percent: the checks re-plan
+// often and early), and a run that learns late that it has more steps is not left with the
+// tail of the shorter cosine it began (docs/benchmarks.md, issue 32). options.json records each
+// re-plan so that the run can be rerun.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +37,11 @@ struct Schedule {
   int64_t steps() const { return replans.empty() ? first_steps : replans.back().steps; }
   // The rate of step `step` (0-based: the steps done before it).
   double lr(int64_t step) const;
-  // How much of the cosine lies behind step `step`: 0 up to the end of the warm-up, 1 at the end.
+  // How much of the cosine lies behind step `step` in the plan in force there: 0 up to the end
+  // of the warm-up (the first plan's), 1 at the end.
   double progress(int64_t step) const;
+  // The end of the plan in force at step `step`.
+  int64_t steps_at(int64_t step) const;
   double warmup_steps() const;
 };
 
