@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -175,6 +176,11 @@ std::vector<int64_t> Collectives::all_gather(int64_t value) {
   std::vector<int64_t> values;
   for (int r = 0; r < world_size(); ++r) values.push_back(int64_t(slots[r].item<double>()));
   return values;
+}
+
+int64_t Collectives::fewest(int64_t value) {
+  const std::vector<int64_t> values = all_gather(value);
+  return *std::min_element(values.begin(), values.end());
 }
 
 bool Collectives::any(bool flag) {

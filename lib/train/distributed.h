@@ -33,6 +33,8 @@ class Collectives {
   void broadcast_from_main(torch::Tensor& tensor);
   // Every rank's value, in rank order.
   std::vector<int64_t> all_gather(int64_t value);
+  // The smallest of the ranks' values: what every rank can keep up with (the slowest rank's steps).
+  int64_t fewest(int64_t value);
   // Whether `flag` is true on any rank (the ranks must agree on when to stop).
   bool any(bool flag);
   // Returns when every rank has called it; the ranks call it before they leave, because a

@@ -43,8 +43,7 @@ StepPlan planned_steps(TrainOptions& o, const nn::ModelConfig& model, nn::Precis
     say("train: {} in {}: {:.0f} samples/s a process, measured over {} steps of {}\n", where,
         nn::precision_name(precision), probe.samples_per_second, probe.steps, o.batch_size);
   if (budget) {
-    int64_t steps = train::steps_within(o.time_budget * 60, probe, o.batch_size, STEP_SHARE);
-    for (int64_t rank_steps : ranks.all_gather(steps)) steps = std::min(steps, rank_steps);
+    const int64_t steps = ranks.fewest(train::steps_within(o.time_budget * 60, probe, o.batch_size, STEP_SHARE));
     if (verbose && total_steps < steps)
       say("train: --time-budget {:g} min: {} steps would fit; {} (--max-steps, --epochs) are the run\n",
           o.time_budget, steps, total_steps);
@@ -74,7 +73,7 @@ int64_t steps_at_pace(double budget_seconds, double seconds, int64_t step, doubl
 
 std::optional<Replan> replan_for_pace(const Schedule& schedule, int64_t step, int64_t fits) {
   const int64_t planned = schedule.steps();
-  if (double(step) >= LAST_REPLAN * double(planned) || fits == planned) return std::nullopt;
+  if (double(step) >= LAST_REPLAN * double(planned)) return std::nullopt;
   if (double(std::abs(fits - planned)) <= REPLAN_TOLERANCE * double(planned)) return std::nullopt;
   return Replan{step, fits};
 }

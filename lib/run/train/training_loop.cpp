@@ -97,8 +97,7 @@ void TrainingLoop::watch_budget() {
     return;
   }
   const double pace = (now - pace_from_seconds_) / double(step - pace_from_step_);
-  int64_t fits = steps_at_pace(o_.time_budget * 60, now, step, pace, run_.most_steps);
-  for (int64_t rank_fits : run_.ranks.all_gather(fits)) fits = std::min(fits, rank_fits);  // the slowest rank's
+  const int64_t fits = run_.ranks.fewest(steps_at_pace(o_.time_budget * 60, now, step, pace, run_.most_steps));
   const std::optional<Replan> replan = replan_for_pace(schedule_, step, fits);
   if (!replan) return;
   if (verbose_) {
