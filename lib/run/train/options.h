@@ -67,10 +67,12 @@ inline constexpr std::array<ArchitectureDefaults, 4> ARCHITECTURE_DEFAULTS{{
 
 // A schedule of `steps` (--max-steps, or those --time-budget fixed; 0: the epochs decide) shorter
 // than the architecture's lr_steps takes its rate times (lr_steps / steps)^SHORT_SCHEDULE_POWER,
-// at most SHORT_SCHEDULE_MAX times: measured on the resnet 6x32 (docs/benchmarks.md, issue 32),
-// at 10,607 steps 2e-2 against 1e-2 took clean games from 94.5% to 97.7% and halved the
-// illegal picks; at 3,000 steps each doubling up to 3.2e-2 lowered the loss (issue 24).
-inline constexpr double SHORT_SCHEDULE_POWER = 0.8;
+// at most SHORT_SCHEDULE_MAX times (from about 10,000 steps down): measured on the resnet 6x32
+// (docs/benchmarks.md, issue 32), at 10,607 steps 2e-2 against 1e-2 took clean games from 94.5%
+// to 97.7% and halved the illegal picks; 3e-2 there, and 3.2e-2 against 2.2e-2 at 8,835 steps,
+// gave the same games and a third less mass on illegal moves off the random games' path
+// (placements, perft trees); at 3,000 steps each doubling up to 3.2e-2 lowered the loss (issue 24).
+inline constexpr double SHORT_SCHEDULE_POWER = 1.28;
 inline constexpr double SHORT_SCHEDULE_MAX = 3.2;
 double default_lr(nn::ModelKind kind, int64_t steps);
 
