@@ -1,13 +1,15 @@
 // The option rows train and evaluate share for where and how the net runs: --device,
 // --precision and --threads, for any options struct with the fields `device` (a string),
-// `compute_precision` (nn::Precision) and `threads` (int). Not recorded under a key: what a run
-// records is the device and precision it resolved them to (its facts).
+// `compute_precision` (nn::Precision) and `threads` (int); --kernels for one with `kernels`
+// (nn::Kernels). Not recorded under a key: what a run records is the device, precision and
+// kernels it resolved them to (its facts).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
+#include "nn/kernels_choice.h"
 #include "nn/precision_choice.h"
 #include "util/option_table.h"
 
@@ -38,6 +40,15 @@ std::vector<options::Row<Options>> device_rows() {
                 "fp32 on CUDA is strict IEEE"),
       R::value(&Options::threads, "--threads,-t", "", "CPU threads (0: all cores)").int_range(0, 1024).show_default(),
   };
+}
+
+template <class Options>
+options::Row<Options> kernels_row() {
+  return options::Rows<Options>::choice(
+      &Options::kernels, "--kernels", "", nn::KERNELS,
+      "resnet's 3x3 convolutions on a CPU: torch's, or board (our own, same weights: in fp32 Winograd F(4x4,3x3) "
+      "on the 8x8 board; in bf16 train's weight gradient, on AVX512-BF16); auto: board on a CPU with AVX2 in fp32 "
+      "or with AVX512-BF16 and no AMX in bf16, else torch; CUDA always runs torch's");
 }
 
 }  // namespace legalnet::run

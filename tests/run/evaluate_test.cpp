@@ -12,6 +12,7 @@
 #include "data/dataset_reader.h"
 #include "encode/encode.h"
 #include "encode/inputs.h"
+#include "nn/board_conv.h"
 #include "nn/model_file.h"
 #include "nn/models.h"
 #include "support/helpers.h"
@@ -36,6 +37,7 @@ EvaluateOptions tiny_evaluation(const std::string& model, const std::string& dir
   o.max_positions = positions;
   o.device = "cpu";
   o.compute_precision = Precision::FP32;  // figures computed by hand in fp32 (bf16: Precision.Bf16LogitsAreClose...)
+  o.kernels = nn::Kernels::TORCH;         // the reference (Evaluate.BoardKernelsGiveTorchsFigures: the board's)
   o.threads = 1;
   o.quiet = true;
   o.report = dir + "/report.json";
@@ -167,6 +169,41 @@ TEST(Evaluate, InputsFromPositionsAreThoseOfTrainingRowsForEveryKind) {
   }
 }
 
+// evaluate runs a resnet's 3x3 convolutions on the board kernels where train would (--kernels
+// auto on a CPU with AVX2 in fp32): the same figures as torch's convolutions, within the
+// rounding of Winograd F(4x4,3x3), and report.json says which ran.
+TEST(Evaluate, BoardKernelsGiveTorchsFigures) {
+  if (nn::resolve_kernels(nn::Kernels::AUTO, torch::kCPU, Precision::FP32) != nn::Kernels::BOARD)
+    GTEST_SKIP() << "the board kernels need AVX2 and FMA";
+  const std::string dir = test::temp_dir("evaluate-kernels");
+  ModelConfig c = config("resnet", 0, 2, 16);
+  torch::manual_seed(5);
+  auto net = nn::make_model(c);
+  nn::save_model(dir + "/model.safetensors", c, *net, "{}");
+  nlohmann::json reports[2];
+  const nn::Kernels kernels[2] = {nn::Kernels::TORCH, nn::Kernels::AUTO};
+  for (int k = 0; k < 2; ++k) {
+    EvaluateOptions o = tiny_evaluation(dir + "/model.safetensors", dir, 300);
+    o.kernels = kernels[k];
+    o.games = 4;
+    o.report = fmt::format("{}/report{}.json", dir, k);
+    testing::internal::CaptureStdout();
+    run_evaluate(o);
+    const std::string summary = testing::internal::GetCapturedStdout();
+    EXPECT_EQ(summary.find("on the board kernels") != std::string::npos, k == 1) << summary;
+    reports[k] = nlohmann::json::parse(test::read_file(o.report));
+  }
+  EXPECT_EQ(reports[0]["options"]["kernels"], "torch");
+  EXPECT_EQ(reports[1]["options"]["kernels"], "board");
+  const double bce = reports[0]["dataset"]["bce"].get<double>();
+  EXPECT_NEAR(reports[1]["dataset"]["bce"].get<double>(), bce, 1e-4 * bce);
+  // An untrained net's outputs sit near the threshold: a rounding may flip a few of its ~10^4.
+  for (const char* figure : {"precision", "recall", "exact_set_accuracy"})
+    EXPECT_NEAR(reports[1]["dataset"][figure].get<double>(), reports[0]["dataset"][figure].get<double>(), 1e-2)
+        << figure;
+  EXPECT_EQ(reports[1]["games"]["games"], 4);
+}
+
 // The one table: --opponent is a choice (its JSON value the name), report.json's "options" keeps
 // its keys and order, and validate() refuses what the parser would.
 TEST(EvaluateOptions, TheTableParsesRecordsAndValidates) {
@@ -176,12 +213,14 @@ TEST(EvaluateOptions, TheTableParsesRecordsAndValidates) {
   app.parse(std::vector<std::string>{"7", "--max-plies", "self", "--opponent", "m.safetensors", "--model"});
   EXPECT_EQ(o.opponent, Opponent::SELF);
   EXPECT_EQ(o.max_plies, 7);
-  const nlohmann::ordered_json facts{{"max_plies", o.max_plies}, {"device", "cpu"}, {"compute_precision", "fp32"}};
+  const nlohmann::ordered_json facts{
+      {"max_plies", o.max_plies}, {"device", "cpu"}, {"compute_precision", "fp32"}, {"kernels", "board"}};
   const nlohmann::ordered_json options = evaluate_options().record(o, facts);
   std::vector<std::string> keys;
   for (const auto& [key, value] : options.items()) keys.push_back(key);
   EXPECT_EQ(keys, (std::vector<std::string>{"data", "positions", "max_positions", "threshold", "games", "opponent",
-                                            "greedy", "seed", "max_plies", "device", "compute_precision"}));
+                                            "greedy", "seed", "max_plies", "device", "compute_precision",
+                                            "kernels"}));
   EXPECT_EQ(options["opponent"], "self");
   EXPECT_EQ(options["max_plies"], 7);
   EXPECT_THROW(app.parse(std::vector<std::string>{"stockfish", "--opponent", "m", "--model"}), CLI::ValidationError);

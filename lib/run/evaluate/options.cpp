@@ -46,7 +46,8 @@ std::vector<options::Row<EvaluateOptions>> all_rows() {
   using O = EvaluateOptions;
   std::vector<options::Row<EvaluateOptions>> rows = work_rows();
   for (auto& row : device_rows<EvaluateOptions>()) rows.push_back(std::move(row));
-  for (const char* fact : {"device", "compute_precision", "device_note"}) rows.push_back(R::fact(fact));
+  rows.push_back(kernels_row<EvaluateOptions>());
+  for (const char* fact : {"device", "compute_precision", "kernels", "device_note"}) rows.push_back(R::fact(fact));
   rows.push_back(R::value(&O::batch_size, "--batch-size", "", "Inference batch (also games played at once)")
                      .int_range(1, 1 << 16)
                      .show_default());

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/kernels_choice.h"
 #include "nn/precision_choice.h"
 #include "util/option_table.h"
 
@@ -45,6 +46,7 @@ struct EvaluateOptions {
   std::string device = "auto";
   nn::Precision compute_precision = nn::Precision::AUTO;  // --precision (nn/precision_choice.h)
   int threads = 0;
+  nn::Kernels kernels = nn::Kernels::AUTO;  // --kernels (nn/kernels_choice.h)
   int batch_size = 1024;
   bool quiet = false;
   bool uci = false;  // a UCI engine on stdin and stdout instead (run/evaluate/uci.h)
@@ -52,7 +54,8 @@ struct EvaluateOptions {
 };
 
 // Every option of evaluate, in --help's order. record() gives report.json's "options" given the
-// facts "max_plies", "device", "compute_precision" and (with --device auto on a CPU) "device_note".
+// facts "max_plies", "device", "compute_precision", "kernels" and (with --device auto on a CPU)
+// "device_note".
 const options::Table<EvaluateOptions>& evaluate_options();
 
 // The checks of a run's options beyond each one's range (validate() runs those): a model, some

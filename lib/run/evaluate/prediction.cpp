@@ -1,6 +1,7 @@
 #include "run/evaluate/prediction.h"
 
 #include "encode/inputs.h"
+#include "nn/board_conv.h"
 #include "nn/device.h"
 #include "nn/predict.h"
 #include "util/json.h"
@@ -29,6 +30,10 @@ EvaluatedNet load_evaluated_net(const EvaluateOptions& o) {
   net.model = nn::load_model(o.model, net.device);
   net.model.net->eval();
   nn::choose_memory_format(*net.model.net);
+  // The board kernels' forward is what train's validation passes run; nets without 3x3
+  // convolutions ignore the choice.
+  net.kernels = nn::resolve_kernels(o.kernels, net.device, net.precision);
+  net.model.net->use_kernels(net.kernels);
   return net;
 }
 
@@ -45,7 +50,10 @@ ModelFacts model_facts(const EvaluatedNet& net) {
 }
 
 RunDevice run_device(const EvaluatedNet& net, const EvaluateOptions& o) {
-  RunDevice d{.device = net.device.str(), .precision = nn::precision_name(net.precision), .note = std::nullopt};
+  RunDevice d{.device = net.device.str(),
+              .precision = nn::precision_name(net.precision),
+              .kernels = nn::kernels_name(net.kernels),
+              .note = std::nullopt};
   if (o.device == "auto" && !net.device.is_cuda()) d.note = nn::cpu_fallback_reason();
   return d;
 }

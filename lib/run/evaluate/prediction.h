@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "chess/position.h"
+#include "nn/kernels_choice.h"
 #include "nn/model_file.h"
 #include "nn/precision.h"
 #include "run/evaluate/options.h"
@@ -18,6 +19,7 @@ struct EvaluatedNet {
   nn::LoadedModel model;
   torch::Device device = torch::kCPU;
   nn::Precision precision = nn::Precision::FP32;
+  nn::Kernels kernels = nn::Kernels::TORCH;  // what a resnet's 3x3 convolutions run on (--kernels)
 
   // The sigmoid outputs of each position in board order, encode::MOVE_INDICES a position (nn::predict);
   // with bce_sum, adds their summed BCE against the legal moves.

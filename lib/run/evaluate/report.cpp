@@ -173,7 +173,10 @@ ordered_json model_json(const ModelFacts& m, const std::string& path) {
 ordered_json EvaluateReport::json() const {
   ordered_json report = provenance_json("evaluate", options.command_line);
   report["model"] = model_json(model, options.model);
-  ordered_json facts{{"max_plies", options.max_plies}, {"device", device.device}, {"compute_precision", device.precision}};
+  ordered_json facts{{"max_plies", options.max_plies},
+                     {"device", device.device},
+                     {"compute_precision", device.precision},
+                     {"kernels", device.kernels}};
   if (device.note) facts["device_note"] = *device.note;
   report["options"] = evaluate_options().record(options, facts);
   if (dataset) report["dataset"] = dataset_json(*dataset);

@@ -27,10 +27,12 @@ struct ModelFacts {
   nlohmann::ordered_json training;  // the file's record of its training, as stored
 };
 
-// Where the net ran: the device and arithmetic --device and --precision resolved to.
+// Where the net ran: the device, arithmetic and kernels --device, --precision and --kernels
+// resolved to.
 struct RunDevice {
   std::string device;     // "cpu", "cuda:0"
   std::string precision;  // "fp32", "bf16", ...
+  std::string kernels;    // "torch", "board" (--kernels resolved)
   std::optional<std::string> note;  // with --device auto on a CPU: why not CUDA
 };
 

@@ -139,7 +139,8 @@ void EvaluateReport::print() const {
              model.input_kind_from_move_generator ? " (ENGINE-ASSISTED: planes from the move generator)"
                                                   : " (the position only, nothing derived)",
              model.input_kind_description);
-  fmt::print("device   {} in {}{}\n", device.device, device.precision,
+  fmt::print("device   {} in {}{}{}\n", device.device, device.precision,
+             device.kernels == "board" ? " on the board kernels" : "",
              device.note ? " (--device auto: " + *device.note + ")" : std::string());
   print_headline(*this);
   if (dataset) print_dataset(*dataset, options);

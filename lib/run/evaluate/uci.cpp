@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "eval/uci.h"
+#include "nn/board_conv.h"
 #include "nn/device.h"
 #include "nn/model_file.h"
 #include "nn/predict.h"
@@ -39,12 +40,14 @@ int run_uci(const EvaluateOptions& o) {
   nn::LoadedModel model = nn::load_model(o.model, device);
   model.net->eval();
   nn::choose_memory_format(*model.net);
+  const nn::Kernels kernels = nn::resolve_kernels(o.kernels, device, precision);
+  model.net->use_kernels(kernels);
 
   eval::UciEngine engine;
   engine.name = "legalnet " + tool_version();
-  engine.model = fmt::format("model {}: {}, {} parameters, inputs {}, on {} in {}", printable(o.model, 200),
+  engine.model = fmt::format("model {}: {}, {} parameters, inputs {}, on {} in {}, {} kernels", printable(o.model, 200),
                              model.config.describe(), nn::count_parameters(*model.net), model.config.inputs_name(),
-                             device.str(), nn::precision_name(precision));
+                             device.str(), nn::precision_name(precision), nn::kernels_name(kernels));
   engine.predict = [&](const std::vector<const chess::Position*>& positions, std::vector<float>& probs) {
     probs = nn::predict(model, positions, device, precision);
   };

@@ -239,11 +239,7 @@ Rows sample_rows() {
 // How fast, how often it reports, when it stops and what it says (not recorded, free on --resume).
 Rows run_rows() {
   return {
-      R::choice(&TrainOptions::kernels, "--kernels", "", nn::KERNELS,
-                "resnet's 3x3 convolutions on a CPU: torch's, or board (our own, same weights: in fp32 "
-                "Winograd F(4x4,3x3) on the 8x8 board; in bf16 the weight gradient, on AVX512-BF16); auto: "
-                "board on a CPU with AVX2 in fp32 or with AVX512-BF16 and no AMX in bf16, else torch; CUDA "
-                "always runs torch's"),
+      kernels_row<TrainOptions>(),
       R::value(&TrainOptions::eval_every, "--eval-every", "", "Steps between validation rows in metrics.csv")
           .range(1, options::MAX_COUNT)
           .show_default(),
