@@ -42,7 +42,7 @@ EvaluateReport run_evaluate(const EvaluateOptions& o) {
   check_evaluate_options(o);
   check_outputs(o);
   const std::optional<chess::Position> shown = read_shown_position(o);
-  const EvaluatedNet net = load_evaluated_net(o);
+  const EvaluatedNet net = load_evaluated_net(o, o.threads);
 
   EvaluateReport report;
   report.options = o;

@@ -20,11 +20,11 @@ std::vector<float> EvaluatedNet::predict(const std::vector<chess::Position>& pos
   return predict(pointers, bce_sum);
 }
 
-EvaluatedNet load_evaluated_net(const EvaluateOptions& o) {
+EvaluatedNet load_evaluated_net(const EvaluateOptions& o, int threads) {
   EvaluatedNet net;
   net.device = nn::pick_device(o.device);
   net.precision = nn::resolve_precision(o.compute_precision, net.device);
-  nn::configure_threads(o.threads);
+  nn::configure_threads(threads);
   nn::keep_freed_memory();
   nn::configure_for_speed(net.device, net.precision);
   net.model = nn::load_model(o.model, net.device);

@@ -6,10 +6,8 @@
 #include <iostream>
 
 #include "eval/uci.h"
-#include "nn/board_conv.h"
 #include "nn/device.h"
-#include "nn/model_file.h"
-#include "nn/predict.h"
+#include "run/evaluate/prediction.h"
 #include "util/error.h"
 #include "util/provenance.h"
 #include "util/text.h"
@@ -30,26 +28,19 @@ int run_uci(const EvaluateOptions& o) {
   if (o.seed > eval::UCI_MAX_SEED)
     throw Error(fmt::format("--seed {} is above {}, the largest value of the UCI option Seed", o.seed,
                             eval::UCI_MAX_SEED));
-  const torch::Device device = nn::pick_device(o.device);
-  const nn::Precision precision = nn::resolve_precision(o.compute_precision, device);
   // One thread by default: a single position is too small a forward pass to share, and match
   // runners play several engines at once.
   const int threads = o.threads > 0 ? o.threads : 1;
-  nn::configure_threads(threads);
-  nn::configure_for_speed(device, precision);
-  nn::LoadedModel model = nn::load_model(o.model, device);
-  model.net->eval();
-  nn::choose_memory_format(*model.net);
-  const nn::Kernels kernels = nn::resolve_kernels(o.kernels, device, precision);
-  model.net->use_kernels(kernels);
+  const EvaluatedNet net = load_evaluated_net(o, threads);
 
   eval::UciEngine engine;
   engine.name = "legalnet " + tool_version();
+  const nn::ModelConfig& config = net.model.config;
   engine.model = fmt::format("model {}: {}, {} parameters, inputs {}, on {} in {}, {} kernels", printable(o.model, 200),
-                             model.config.describe(), nn::count_parameters(*model.net), model.config.inputs_name(),
-                             device.str(), nn::precision_name(precision), nn::kernels_name(kernels));
+                             config.describe(), nn::count_parameters(*net.model.net), config.inputs_name(),
+                             net.device.str(), nn::precision_name(net.precision), nn::kernels_name(net.kernels));
   engine.predict = [&](const std::vector<const chess::Position*>& positions, std::vector<float>& probs) {
-    probs = nn::predict(model, positions, device, precision);
+    probs = net.predict(positions);
   };
   engine.set_threads = nn::configure_threads;
   engine.threads = threads;
