@@ -12,6 +12,7 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #include "nn/board_wgrad_bf16.h"
+#include "nn/precision.h"
 #include "nn/tile_gemm.h"
 #include "nn/winograd_tiles.h"
 
@@ -433,6 +434,13 @@ Kernels resolve_kernels(Kernels asked, const torch::Device& device, Precision pr
   // tile unit, which ours does not (not measured there, so torch's).
   return precision == Precision::BF16 && has_bf16_weight_gradient() && !cpu_has_amx_bf16() ? Kernels::BOARD
                                                                                             : Kernels::TORCH;
+}
+
+Arithmetic resolve_arithmetic(Precision precision, Kernels kernels, bool board_convolutions,
+                              const torch::Device& device) {
+  const bool board = board_convolutions && kernels != Kernels::TORCH;
+  const Precision resolved = resolve_precision(precision, device, board);
+  return {resolved, board ? resolve_kernels(kernels, device, resolved) : Kernels::TORCH};
 }
 
 torch::Tensor board_conv3x3(const torch::Tensor& x, const torch::Tensor& weight, WinogradTile tile) {

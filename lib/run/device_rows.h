@@ -35,7 +35,7 @@ std::vector<options::Row<Options>> device_rows() {
       R::value(&Options::device, "--device", "", "auto | cpu | cuda | cuda:N").validator(device_choice()).show_default(),
       R::choice(&Options::compute_precision, "--precision", "", nn::PRECISIONS,
                 "Forward pass arithmetic; auto: tf32 on CUDA, bf16 on CPUs with AVX-512 BF16 or AMX, else fp32, "
-                "and fp32 for train's resnet on the board kernels unless AMX (weights, optimizer and loss stay "
+                "and fp32 for a resnet on the board kernels unless AMX (weights, optimizer and loss stay "
                 "fp32); tf32: fp32 tensors, TensorFloat-32 matmuls (CUDA only); "
                 "fp32 on CUDA is strict IEEE"),
       R::value(&Options::threads, "--threads,-t", "", "CPU threads (0: all cores)").int_range(0, 1024).show_default(),

@@ -7,6 +7,8 @@
 #include <fmt/core.h>
 
 #include "nn/board_conv.h"
+#include "nn/board_wgrad_bf16.h"
+#include "nn/precision.h"
 #include "nn/tile_gemm.h"
 #include "relative_error.h"  // tests/nn/
 
@@ -123,6 +125,31 @@ TEST(BoardConv, LeavesOtherShapesAndPrecisionsToTorch) {
   EXPECT_FALSE(board_conv_applies(torch::randn({2, 8, 8, 8}, torch::kDouble), w));
   EXPECT_FALSE(board_conv_applies(torch::randn({2, 8, 8, 8}), torch::randn({8, 8, 1, 1})));
   EXPECT_FALSE(board_conv_applies(torch::randn({2, 4, 8, 8}), w));
+}
+
+// train and evaluate resolve auto alike (nn::resolve_arithmetic): a resnet on a CPU with AVX2 and
+// no AMX runs the board kernels in fp32; a net without 3x3 convolutions, or --kernels torch, runs
+// torch's in the CPU's native precision; CUDA keeps torch's.
+TEST(BoardConv, ArithmeticFollowsTheNetAndTheCpu) {
+  const Precision native = cpu_has_native_bf16() ? Precision::BF16 : Precision::FP32;
+  const bool board = board_isa() >= BoardIsa::AVX2 && !cpu_has_amx_bf16();
+  const Arithmetic resnet = resolve_arithmetic(Precision::AUTO, Kernels::AUTO, true, torch::kCPU);
+  EXPECT_EQ(resnet.precision, board ? Precision::FP32 : native);
+  EXPECT_EQ(resnet.kernels, board ? Kernels::BOARD : Kernels::TORCH);
+  for (const Kernels asked : {Kernels::AUTO, Kernels::BOARD}) {
+    const Arithmetic mlp = resolve_arithmetic(Precision::AUTO, asked, false, torch::kCPU);
+    EXPECT_EQ(mlp.precision, native);
+    EXPECT_EQ(mlp.kernels, Kernels::TORCH);
+  }
+  const Arithmetic on_torch = resolve_arithmetic(Precision::AUTO, Kernels::TORCH, true, torch::kCPU);
+  EXPECT_EQ(on_torch.precision, native);
+  EXPECT_EQ(on_torch.kernels, Kernels::TORCH);
+  const Arithmetic asked = resolve_arithmetic(Precision::FP32, Kernels::BOARD, true, torch::kCPU);
+  EXPECT_EQ(asked.precision, Precision::FP32);
+  EXPECT_EQ(asked.kernels, Kernels::BOARD);
+  const Arithmetic cuda = resolve_arithmetic(Precision::AUTO, Kernels::AUTO, true, torch::Device(torch::kCUDA, 0));
+  EXPECT_EQ(cuda.precision, Precision::TF32);
+  EXPECT_EQ(cuda.kernels, Kernels::TORCH);
 }
 
 }  // namespace

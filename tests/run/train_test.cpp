@@ -110,6 +110,9 @@ TEST(Train, AutoPrecisionTrainsAResnetOnTheBoardKernelsInFp32) {
   EXPECT_EQ(recorded(dir + "/resnet"), board ? "fp32" : native);
   EXPECT_EQ(recorded(dir + "/torch"), native);
   EXPECT_EQ(recorded(dir + "/mlp"), native);
+  // options.json's kernels: what ran; an MLP has no convolution for the board kernels to run.
+  std::ifstream in(dir + "/mlp/options.json");
+  EXPECT_EQ(nlohmann::json::parse(in).at("kernels"), "torch");
 }
 
 // --time-budget fixes the step count from a measured rate, records it as max_steps (and any

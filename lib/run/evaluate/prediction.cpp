@@ -23,16 +23,17 @@ std::vector<float> EvaluatedNet::predict(const std::vector<chess::Position>& pos
 EvaluatedNet load_evaluated_net(const EvaluateOptions& o, int threads) {
   EvaluatedNet net;
   net.device = nn::pick_device(o.device);
-  net.precision = nn::resolve_precision(o.compute_precision, net.device);
   nn::configure_threads(threads);
   nn::keep_freed_memory();
-  nn::configure_for_speed(net.device, net.precision);
   net.model = nn::load_model(o.model, net.device);
+  // As train resolves them: the board kernels' forward is what its validation passes run.
+  const nn::Arithmetic arithmetic = nn::resolve_arithmetic(
+      o.compute_precision, o.kernels, net.model.config.kind == nn::ModelKind::RESNET, net.device);
+  net.precision = arithmetic.precision;
+  net.kernels = arithmetic.kernels;
+  nn::configure_for_speed(net.device, net.precision);
   net.model.net->eval();
   nn::choose_memory_format(*net.model.net);
-  // The board kernels' forward is what train's validation passes run; nets without 3x3
-  // convolutions ignore the choice.
-  net.kernels = nn::resolve_kernels(o.kernels, net.device, net.precision);
   net.model.net->use_kernels(net.kernels);
   return net;
 }

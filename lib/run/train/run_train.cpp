@@ -124,10 +124,12 @@ TrainReport run_train(const TrainOptions& given) {
   // --time-budget fits (never with --resume, so a resumed run's rate is known before its check).
   if (o.lr == 0 && o.time_budget == 0) o.lr = default_lr(model.kind, o.max_steps);
   const torch::Device device = run_device(o);
-  // auto's precision depends on whether a resnet's convolutions will run on the board kernels.
-  const bool board_kernels = model.kind == nn::ModelKind::RESNET && o.kernels != nn::Kernels::TORCH;
-  const nn::Precision precision = nn::resolve_precision(o.compute_precision, device, board_kernels);
-  o.kernels = nn::resolve_kernels(o.kernels, device, precision);  // options.json records what ran
+  // auto's precision depends on whether a resnet's convolutions will run on the board kernels;
+  // options.json records the kernels that run (torch for a net without 3x3 convolutions).
+  const nn::Arithmetic arithmetic =
+      nn::resolve_arithmetic(o.compute_precision, o.kernels, model.kind == nn::ModelKind::RESNET, device);
+  const nn::Precision precision = arithmetic.precision;
+  o.kernels = arithmetic.kernels;
   std::vector<NamedPath> inputs;
   for (const auto& path : o.data) inputs.push_back({"--data", path});
   for (const auto& path : o.val) inputs.push_back({"--val", path});
