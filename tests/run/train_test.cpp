@@ -141,7 +141,7 @@ TEST(Train, ATimeBudgetRecordsItsStepsAndThoseStepsRerunTheRun) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i;
   // The rate left out follows the steps the budget fixed, as it would follow that --max-steps.
-  EXPECT_DOUBLE_EQ(options.at("lr").get<double>(), default_lr(nn::ModelKind::RESNET, steps));
+  EXPECT_DOUBLE_EQ(options.at("lr").get<double>(), default_lr(nn::ModelKind::RESNET, steps, budget.batch_size));
   // With --max-steps the budget only shortens the run: 3 steps fit a minute.
   TrainOptions both = tiny_run(dir + "/both");
   both.time_budget = 1;
@@ -383,8 +383,8 @@ TEST(TrainTable, ChoicesRoundTripAndEveryArchitectureHasItsRate) {
   for (const nn::ModelSpec& spec : nn::MODEL_SPECS) {
     const ArchitectureDefaults& defaults = choice_of(ARCHITECTURE_DEFAULTS, spec.value);
     EXPECT_GT(defaults.lr, 0) << spec.name;
-    EXPECT_EQ(default_lr(spec.value, 0), defaults.lr) << spec.name;  // the epochs decide: the base rate
-    EXPECT_EQ(default_lr(spec.value, 1000000), defaults.lr) << spec.name;
+    EXPECT_EQ(default_lr(spec.value, 0, LR_BATCH), defaults.lr) << spec.name;  // the epochs decide: the base rate
+    EXPECT_EQ(default_lr(spec.value, 1000000, LR_BATCH), defaults.lr) << spec.name;
     nn::ModelConfig c;  // each kind's default head is one its nets have
     c.kind = spec.value;
     c.policy_head = defaults.policy_head;
@@ -396,16 +396,23 @@ TEST(TrainTable, ChoicesRoundTripAndEveryArchitectureHasItsRate) {
 // with the shortening up to a cap; the untuned kinds keep theirs at any length.
 TEST(TrainTable, ShortSchedulesTakeHigherRates) {
   const double base = choice_of(ARCHITECTURE_DEFAULTS, nn::ModelKind::RESNET).lr;
-  EXPECT_EQ(default_lr(nn::ModelKind::RESNET, 25000), base);
-  EXPECT_NEAR(default_lr(nn::ModelKind::RESNET, 10607), base * std::pow(25000 / 10607.0, SHORT_SCHEDULE_POWER),
-              1e-12);
-  // The measured points: about 3e-2 at 10,607 steps, the cap at 8,835.
-  EXPECT_GT(default_lr(nn::ModelKind::RESNET, 10607), 2.9 * base);
-  EXPECT_LT(default_lr(nn::ModelKind::RESNET, 10607), 3.1 * base);
-  EXPECT_EQ(default_lr(nn::ModelKind::RESNET, 8835), base * SHORT_SCHEDULE_MAX);
-  EXPECT_GT(default_lr(nn::ModelKind::RESNET, 12000), default_lr(nn::ModelKind::RESNET, 18000));
-  EXPECT_EQ(default_lr(nn::ModelKind::RESNET, 24), base * SHORT_SCHEDULE_MAX);
-  EXPECT_EQ(default_lr(nn::ModelKind::MLP, 24), choice_of(ARCHITECTURE_DEFAULTS, nn::ModelKind::MLP).lr);
+  auto resnet = [](int64_t steps, int64_t batch) { return default_lr(nn::ModelKind::RESNET, steps, batch); };
+  EXPECT_EQ(resnet(25000, 256), base);
+  EXPECT_NEAR(resnet(10607, 256), base * std::pow(25000 / 10607.0, SHORT_SCHEDULE_POWER), 1e-12);
+  // The measured points: about 3e-2 at 10,607 steps of 256, the cap at 8,835.
+  EXPECT_GT(resnet(10607, 256), 2.9 * base);
+  EXPECT_LT(resnet(10607, 256), 3.1 * base);
+  EXPECT_EQ(resnet(8835, 256), base * SHORT_SCHEDULE_MAX);
+  EXPECT_GT(resnet(12000, 256), resnet(18000, 256));
+  EXPECT_EQ(resnet(24, 256), base * SHORT_SCHEDULE_MAX);
+  // Another batch: the schedule counted in the rows it reads, the rate times sqrt(batch / 256).
+  // 17,670 steps of 128 read what 8,835 of 256 do: 2.26e-2, the measured point.
+  EXPECT_NEAR(resnet(17670, 128), base * SHORT_SCHEDULE_MAX * std::sqrt(0.5), 1e-12);
+  EXPECT_NEAR(resnet(17670, 128), 2.26e-2, 1e-4);
+  EXPECT_NEAR(resnet(21214, 128), resnet(10607, 256) * std::sqrt(0.5), 1e-12);
+  EXPECT_NEAR(resnet(50000, 128), base * std::sqrt(0.5), 1e-12);
+  EXPECT_NEAR(resnet(0, 512), base * std::sqrt(2.0), 1e-12);
+  EXPECT_EQ(default_lr(nn::ModelKind::MLP, 24, 128), choice_of(ARCHITECTURE_DEFAULTS, nn::ModelKind::MLP).lr);
 }
 
 // --resume keeps what it kept before the table: the net's options inside options.json's

@@ -31,8 +31,9 @@ std::string learning_rate_help() {
   for (const ArchitectureDefaults& row : ARCHITECTURE_DEFAULTS) {
     help += fmt::format("{} {:g}", nn::model_spec(row.value).name, row.lr);
     if (row.lr_steps > 0)
-      help += fmt::format(", or for --max-steps under {} {:g} x ({}/max-steps)^{:g} up to {:g}", row.lr_steps, row.lr,
-                          row.lr_steps, SHORT_SCHEDULE_POWER, row.lr * SHORT_SCHEDULE_MAX);
+      help += fmt::format(" for {1} steps of {0} rows; x sqrt(rows a step/{0}) for another batch, and x ({1} x "
+                          "{0}/(max-steps x rows a step))^{2:g} up to {3:g}x for a shorter schedule",
+                          LR_BATCH, row.lr_steps, SHORT_SCHEDULE_POWER, SHORT_SCHEDULE_MAX);
     help += ", ";
   }
   help.replace(help.size() - 2, 2, ")");
@@ -286,10 +287,14 @@ void validate(const TrainOptions& o) {
   parse_replans(o.replan);
 }
 
-double default_lr(nn::ModelKind kind, int64_t steps) {
+double default_lr(nn::ModelKind kind, int64_t steps, int64_t batch_rows) {
   const ArchitectureDefaults& row = choice_of(ARCHITECTURE_DEFAULTS, kind);
-  if (row.lr_steps == 0 || steps <= 0 || steps >= row.lr_steps) return row.lr;
-  return row.lr * std::min(SHORT_SCHEDULE_MAX, std::pow(double(row.lr_steps) / double(steps), SHORT_SCHEDULE_POWER));
+  if (row.lr_steps == 0) return row.lr;
+  const double rows = double(std::max<int64_t>(batch_rows, 1));
+  const double rate = row.lr * std::sqrt(rows / double(LR_BATCH));
+  const double reference_steps = double(steps) * rows / double(LR_BATCH);  // the rows read, as steps of LR_BATCH
+  if (steps <= 0 || reference_steps >= double(row.lr_steps)) return rate;
+  return rate * std::min(SHORT_SCHEDULE_MAX, std::pow(double(row.lr_steps) / reference_steps, SHORT_SCHEDULE_POWER));
 }
 
 nn::ModelConfig trained_model(nn::ModelConfig wanted) {

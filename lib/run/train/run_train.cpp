@@ -120,9 +120,10 @@ TrainReport run_train(const TrainOptions& given) {
   TrainOptions o = given;  // with the architecture's defaults, as options.json records them
   const nn::ModelConfig model = trained_model(o.model);
   o.model.policy_head = model.policy_head;
-  // The rate left out follows the schedule's length: --max-steps here, or below the steps a
+  // The rate left out follows the schedule's length and batch: --max-steps here, or below the steps a
   // --time-budget fits (never with --resume, so a resumed run's rate is known before its check).
-  if (o.lr == 0 && o.time_budget == 0) o.lr = default_lr(model.kind, o.max_steps);
+  const int64_t step_rows = int64_t(o.batch_size) * o.ranks.world_size;  // all processes' rows a step
+  if (o.lr == 0 && o.time_budget == 0) o.lr = default_lr(model.kind, o.max_steps, step_rows);
   const torch::Device device = run_device(o);
   // auto's precision depends on whether a resnet's convolutions will run on the board kernels;
   // options.json records the kernels that run (torch for a net without 3x3 convolutions).
@@ -167,7 +168,7 @@ TrainReport run_train(const TrainOptions& given) {
   const int64_t most_steps = o.max_steps > 0 ? std::min(epoch_steps, o.max_steps) : epoch_steps;
   if (most_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
   const StepPlan plan = planned_steps(o, model, precision, device, ranks, most_steps, verbose);
-  if (o.lr == 0) o.lr = default_lr(model.kind, o.max_steps);
+  if (o.lr == 0) o.lr = default_lr(model.kind, o.max_steps, step_rows);
   const Schedule schedule{.peak = o.lr,
                           .warmup = o.warmup,
                           .min_lr_ratio = o.min_lr_ratio,
