@@ -61,10 +61,11 @@ small=(-q --data d.h5 --hidden 16 --max-steps 2 --batch-size 16 --eval-every 2 -
 [[ $(json r0/options.json '["input_kind"]') == state ]] || fail "options.json has no input_kind"
 [[ $(json r0.json '["steps"]') == 2 ]] || fail "train --report: $(cat r0.json)"
 # --lr and --policy-head left out are the architecture's (run::ARCHITECTURE_DEFAULTS), recorded as the values used
-# (a resnet's for 2 steps: its 1e-2 times the cap for short schedules, 3.2).
+# (a resnet's for 2 steps of 16 rows: its 1e-2 times the cap for short schedules, 3.2, times
+# sqrt(16 / 256) for the batch).
 [[ $(json r0/options.json '["lr"]') == 0.002 ]] || fail "train --arch mlp without --lr: $(json r0/options.json '["lr"]')"
 "$bin/train" "${small[@]}" --out r5 --arch resnet --blocks 1 --channels 4 || fail "train --arch resnet"
-[[ $(json r5/options.json '["lr"]') == 0.032 ]] || fail "train --arch resnet without --lr: $(json r5/options.json '["lr"]')"
+[[ $(json r5/options.json '["lr"]') == 0.008 ]] || fail "train --arch resnet without --lr: $(json r5/options.json '["lr"]')"
 [[ $(json r5/options.json '["model"]["policy_head"]') == pairs ]] || fail "train --arch resnet without --policy-head"
 [[ $(json r0/options.json '["model"]["policy_head"]') == types ]] || fail "train --arch mlp without --policy-head"
 "$bin/train" "${small[@]}" --out r8 --arch resnet --blocks 1 --channels 4 --policy-head types || fail "--policy-head types"
