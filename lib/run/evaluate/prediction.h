@@ -27,8 +27,9 @@ struct EvaluatedNet {
   std::vector<float> predict(const std::vector<chess::Position>& positions, double* bce_sum = nullptr) const;
 };
 
-// Resolves --device, --precision and --kernels as train does for the net, sets `threads` threads (0: torch's default) and
-// loads --model, ready to predict: the one loading sequence of evaluate's passes and of --uci.
+// Resolves --device, --precision and --kernels as train does for the net, sets `threads` threads
+// (0: torch's default) and loads --model, ready to predict: the one loading sequence of
+// evaluate's passes and of --uci.
 EvaluatedNet load_evaluated_net(const EvaluateOptions& options, int threads);
 
 // The model file's facts and the resolved device, for the report.
