@@ -436,9 +436,8 @@ Kernels resolve_kernels(Kernels asked, const torch::Device& device, Precision pr
                                                                                             : Kernels::TORCH;
 }
 
-Arithmetic resolve_arithmetic(Precision precision, Kernels kernels, bool board_convolutions,
-                              const torch::Device& device) {
-  const bool board = board_convolutions && kernels != Kernels::TORCH;
+Arithmetic resolve_arithmetic(Precision precision, Kernels kernels, ModelKind kind, const torch::Device& device) {
+  const bool board = kind == ModelKind::RESNET && kernels != Kernels::TORCH;
   const Precision resolved = resolve_precision(precision, device, board);
   return {resolved, board ? resolve_kernels(kernels, device, resolved) : Kernels::TORCH};
 }

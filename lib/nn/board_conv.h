@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include "nn/kernels_choice.h"
+#include "nn/model_config.h"
 #include "nn/precision_choice.h"
 
 namespace legalnet::nn {
@@ -30,16 +31,15 @@ bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight);
 // and BOARD stay.
 Kernels resolve_kernels(Kernels asked, const torch::Device& device, Precision precision);
 
-// The arithmetic a net runs in, as train and evaluate resolve it: auto's precision follows whether
-// the net's 3x3 convolutions will run on the board kernels (nn::resolve_precision), then auto's
-// kernels follow the precision. A net without such convolutions (`board_convolutions` false: all
-// but the resnet) gets TORCH, what runs.
+// The arithmetic a net of `kind` runs in, as train and evaluate resolve it: auto's precision
+// follows whether the net's 3x3 convolutions will run on the board kernels (nn::resolve_precision),
+// then auto's kernels follow the precision. Only the resnet's convolutions go to the board kernels
+// (ResNetImpl::use_kernels); another kind gets TORCH, what runs.
 struct Arithmetic {
   Precision precision;
   Kernels kernels;
 };
-Arithmetic resolve_arithmetic(Precision precision, Kernels kernels, bool board_convolutions,
-                              const torch::Device& device);
+Arithmetic resolve_arithmetic(Precision precision, Kernels kernels, ModelKind kind, const torch::Device& device);
 
 // conv2d(x, weight, no bias, stride 1, padding 1) for x [B,C,8,8], weight [K,C,3,3]: the
 // result is [B,K,8,8] in channels-last layout; differentiable in x and weight.

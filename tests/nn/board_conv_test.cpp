@@ -128,26 +128,28 @@ TEST(BoardConv, LeavesOtherShapesAndPrecisionsToTorch) {
 }
 
 // train and evaluate resolve auto alike (nn::resolve_arithmetic): a resnet on a CPU with AVX2 and
-// no AMX runs the board kernels in fp32; a net without 3x3 convolutions, or --kernels torch, runs
+// no AMX runs the board kernels in fp32; another kind of net, or --kernels torch, runs
 // torch's in the CPU's native precision; CUDA keeps torch's.
 TEST(BoardConv, ArithmeticFollowsTheNetAndTheCpu) {
   const Precision native = cpu_has_native_bf16() ? Precision::BF16 : Precision::FP32;
   const bool board = board_isa() >= BoardIsa::AVX2 && !cpu_has_amx_bf16();
-  const Arithmetic resnet = resolve_arithmetic(Precision::AUTO, Kernels::AUTO, true, torch::kCPU);
+  const Arithmetic resnet = resolve_arithmetic(Precision::AUTO, Kernels::AUTO, ModelKind::RESNET, torch::kCPU);
   EXPECT_EQ(resnet.precision, board ? Precision::FP32 : native);
   EXPECT_EQ(resnet.kernels, board ? Kernels::BOARD : Kernels::TORCH);
-  for (const Kernels asked : {Kernels::AUTO, Kernels::BOARD}) {
-    const Arithmetic mlp = resolve_arithmetic(Precision::AUTO, asked, false, torch::kCPU);
-    EXPECT_EQ(mlp.precision, native);
-    EXPECT_EQ(mlp.kernels, Kernels::TORCH);
-  }
-  const Arithmetic on_torch = resolve_arithmetic(Precision::AUTO, Kernels::TORCH, true, torch::kCPU);
+  for (const ModelKind other : {ModelKind::MLP, ModelKind::CONV, ModelKind::ATTENTION})
+    for (const Kernels asked : {Kernels::AUTO, Kernels::BOARD}) {
+      const Arithmetic net = resolve_arithmetic(Precision::AUTO, asked, other, torch::kCPU);
+      EXPECT_EQ(net.precision, native);
+      EXPECT_EQ(net.kernels, Kernels::TORCH);
+    }
+  const Arithmetic on_torch = resolve_arithmetic(Precision::AUTO, Kernels::TORCH, ModelKind::RESNET, torch::kCPU);
   EXPECT_EQ(on_torch.precision, native);
   EXPECT_EQ(on_torch.kernels, Kernels::TORCH);
-  const Arithmetic asked = resolve_arithmetic(Precision::FP32, Kernels::BOARD, true, torch::kCPU);
+  const Arithmetic asked = resolve_arithmetic(Precision::FP32, Kernels::BOARD, ModelKind::RESNET, torch::kCPU);
   EXPECT_EQ(asked.precision, Precision::FP32);
   EXPECT_EQ(asked.kernels, Kernels::BOARD);
-  const Arithmetic cuda = resolve_arithmetic(Precision::AUTO, Kernels::AUTO, true, torch::Device(torch::kCUDA, 0));
+  const Arithmetic cuda =
+      resolve_arithmetic(Precision::AUTO, Kernels::AUTO, ModelKind::RESNET, torch::Device(torch::kCUDA, 0));
   EXPECT_EQ(cuda.precision, Precision::TF32);
   EXPECT_EQ(cuda.kernels, Kernels::TORCH);
 }

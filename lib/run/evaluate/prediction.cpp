@@ -27,8 +27,8 @@ EvaluatedNet load_evaluated_net(const EvaluateOptions& o, int threads) {
   nn::keep_freed_memory();
   net.model = nn::load_model(o.model, net.device);
   // As train resolves them: the board kernels' forward is what its validation passes run.
-  const nn::Arithmetic arithmetic = nn::resolve_arithmetic(
-      o.compute_precision, o.kernels, net.model.config.kind == nn::ModelKind::RESNET, net.device);
+  const nn::Arithmetic arithmetic =
+      nn::resolve_arithmetic(o.compute_precision, o.kernels, net.model.config.kind, net.device);
   net.precision = arithmetic.precision;
   net.kernels = arithmetic.kernels;
   nn::configure_for_speed(net.device, net.precision);

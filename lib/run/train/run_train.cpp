@@ -128,7 +128,7 @@ TrainReport run_train(const TrainOptions& given) {
   // auto's precision depends on whether a resnet's convolutions will run on the board kernels;
   // options.json records the kernels that run (torch for a net without 3x3 convolutions).
   const nn::Arithmetic arithmetic =
-      nn::resolve_arithmetic(o.compute_precision, o.kernels, model.kind == nn::ModelKind::RESNET, device);
+      nn::resolve_arithmetic(o.compute_precision, o.kernels, model.kind, device);
   const nn::Precision precision = arithmetic.precision;
   o.kernels = arithmetic.kernels;
   std::vector<NamedPath> inputs;
