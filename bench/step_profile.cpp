@@ -38,7 +38,6 @@
 #include "run/train/options.h"
 #include "train/batches.h"
 #include "train/training_data.h"
-#include "util/process.h"
 
 using namespace legalnet;
 using namespace legalnet::nn;
@@ -121,7 +120,6 @@ constexpr int N_PARTS = 7;
 }  // namespace
 
 int main(int argc, char** argv) {
-  ensure_passive_openmp(argv);
   if (argc < 2) {
     fmt::print(stderr,
                "usage: {} DATASET.h5 [PRECISION=fp32] [BATCH=256] [STEPS=20] [ROUNDS=3] [THREADS=0] [HEAD=auto]\n",

@@ -36,7 +36,6 @@
 #include "run/train/options.h"
 #include "train/batches.h"
 #include "train/stream.h"
-#include "util/process.h"
 
 using namespace legalnet;
 using namespace legalnet::nn;
@@ -107,7 +106,6 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  ensure_passive_openmp(argv);
   if (argc < 6) {
     fmt::print(stderr, "usage: {} DATASET KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS] [ROUNDS] [INPUTS]\n",
                argv[0]);

@@ -5,8 +5,8 @@
 #                                                      module): CMake's own variable for it;
 #   the torch wheel of LEGALNET_PYTHON (cmake/LegalnetPython.cmake: by default the project's
 #                                                      environment, which scripts/install-deps makes).
-# The wheel's libtorch is CUDA-enabled: with nvcc present, train and evaluate link libtorch_cuda
-# and the CUDA paths (autocast, NCCL, device selection) are compiled.
+# The wheel's libtorch is CUDA-enabled: with nvcc present, the CUDA paths (autocast, NCCL, device
+# selection) are compiled and liblegalnet_cuda.so links libtorch_cuda.
 
 set(LEGALNET_TORCH_MIN_VERSION 2.11)
 if(NOT Torch_DIR)
@@ -56,12 +56,24 @@ endif()
 # runs serially unless it is compiled with LEGALNET_OPENMP_FLAG (as torch's own extensions are)
 # and linked to an OpenMP runtime. The one torch ships (the wheel's lib/libgomp.so.1) is linked,
 # so the process has one runtime and one thread pool (the RUNPATH finds torch's copy first).
+#
+# The tools, the nn tests and the benches link libtorch's CPU half (LEGALNET_TORCH_LIBRARIES);
+# libtorch_cuda and the CUDA libraries it needs go into liblegalnet_cuda.so (lib/nn/cuda_module.h,
+# TORCH_LIBRARIES), which they load only where a run may use a GPU.
+# (torch's own target `torch` links both; ours takes its include folders and flags, not its CUDA.)
+add_library(legalnet_torch_cpu INTERFACE)
+target_link_libraries(legalnet_torch_cpu INTERFACE torch_cpu_library c10)
+target_include_directories(legalnet_torch_cpu SYSTEM INTERFACE $<TARGET_PROPERTY:torch,INTERFACE_INCLUDE_DIRECTORIES>)
+target_compile_options(legalnet_torch_cpu INTERFACE $<TARGET_PROPERTY:torch,INTERFACE_COMPILE_OPTIONS>)
+set(LEGALNET_TORCH_LIBRARIES legalnet_torch_cpu)
 set(LEGALNET_OPENMP_FLAG -fopenmp)
 if(EXISTS "${TORCH_INSTALL_PREFIX}/lib/libgomp.so.1")
   list(APPEND TORCH_LIBRARIES "${TORCH_INSTALL_PREFIX}/lib/libgomp.so.1")
+  list(APPEND LEGALNET_TORCH_LIBRARIES "${TORCH_INSTALL_PREFIX}/lib/libgomp.so.1")
 else()
   find_package(OpenMP REQUIRED COMPONENTS CXX)
   list(APPEND TORCH_LIBRARIES OpenMP::OpenMP_CXX)
+  list(APPEND LEGALNET_TORCH_LIBRARIES OpenMP::OpenMP_CXX)
 endif()
 
 set(LEGALNET_WITH_CUDA OFF)

@@ -5,12 +5,10 @@
 #include "cli_options.h"
 #include "run/evaluate/evaluate.h"
 #include "run/evaluate/uci.h"
-#include "util/process.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {
   using namespace legalnet;
-  ensure_passive_openmp(argv);
   CLI::App app{
       "evaluate: measures a model written by train on a held-out dataset (BCE, precision/recall/F1, exact sets,\n"
       "errors by kind of move and position) and in games against a random mover or itself (plies before\n"

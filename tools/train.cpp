@@ -3,12 +3,10 @@
 
 #include "cli_options.h"
 #include "run/train/run_train.h"
-#include "util/process.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {
   using namespace legalnet;
-  ensure_passive_openmp(argv);
   CLI::App app{
       "train: trains a policy net (mlp, conv, resnet or attention) to predict the legal moves of a position with "
       "binary\n"

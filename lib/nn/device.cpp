@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "nn/cuda_module.h"
 #include "util/error.h"
 #include "util/thread_pool.h"
 #include "util/version.h"
@@ -17,13 +19,15 @@ namespace legalnet::nn {
 
 namespace {
 
-// The first of: no CUDA in this build, no driver, a driver that fails, no GPU visible. Asked of
-// the driver itself (dlopen, cuInit, cuDeviceGetCount), which torch only reports as "false".
-std::string why_no_cuda() {
-  if (!BUILT_WITH_CUDA || !at::detail::getCUDAHooks().isBuilt())
-    return "this build of legalnet has no CUDA (its libtorch was built without it)";
+const char* const NO_CUDA_BUILD = "this build of legalnet has no CUDA (its libtorch was built without it)";
+const char* const NO_DRIVER = "the NVIDIA driver is missing (libcuda.so.1 cannot be loaded)";
+
+// What keeps the driver from running a GPU ("" when one is visible): asked of the driver itself
+// (dlopen, cuInit, cuDeviceGetCount), before torch, which reports only "false" and prints a
+// warning of several lines where cuInit fails.
+std::string driver_problem() {
   void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (!driver) return "the NVIDIA driver is missing (libcuda.so.1 cannot be loaded)";
+  if (!driver) return NO_DRIVER;
   using CuInit = int (*)(unsigned);
   using CuDeviceGetCount = int (*)(int*);
   auto cu_init = reinterpret_cast<CuInit>(dlsym(driver, "cuInit"));
@@ -38,17 +42,58 @@ std::string why_no_cuda() {
   else if (status != 0)
     return "the NVIDIA driver failed to start (cuInit error " + std::to_string(status) + ")";
   if (cu_count(&count) != 0 || count == 0) return "no GPU is visible" + visible_note;
-  return "torch sees no CUDA device although the driver reports " + std::to_string(count);
+  return "";
 }
+
+// The first of: no CUDA in this build, no driver, the CUDA module missing, a driver that fails,
+// no GPU visible.
+std::string why_no_cuda() {
+  if (std::string why; !cuda_module(&why)) return why;
+  if (std::string problem = driver_problem(); !problem.empty()) return problem;
+  return "torch sees no CUDA device although the driver reports one";
+}
+
+struct CudaModule {
+  void* handle = nullptr;
+  std::string why;  // why there is none
+};
+
+// Loads the module where CUDA can run at all: a CUDA build on a machine with the NVIDIA driver.
+CudaModule load_cuda_module() {
+  if (!BUILT_WITH_CUDA) return {nullptr, NO_CUDA_BUILD};
+  if (!dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) return {nullptr, NO_DRIVER};
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::string path = (exe.parent_path() / CUDA_MODULE_FILE).string();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!handle) {
+    const char* error = dlerror();
+    return {nullptr, "CUDA's part of legalnet cannot be loaded (" + std::string(error ? error : path) + ")"};
+  }
+  // torch's CUDA registry answers what it answered first: a question asked before the load
+  // (torch::manual_seed asks) left it without CUDA for the process. A fault of legalnet's order
+  // of calls, said as such rather than as a missing GPU.
+  if (!at::detail::getCUDAHooks().isBuilt())
+    throw Error("internal error: torch was asked about CUDA before legalnet loaded " + path);
+  return {handle, ""};
+}
+
+bool cuda_usable() { return cuda_module() && driver_problem().empty() && torch::cuda::is_available(); }
 
 }  // namespace
 
+void* cuda_module(std::string* why) {
+  static const CudaModule module = load_cuda_module();
+  if (why) *why = module.why;
+  return module.handle;
+}
+
 std::string cpu_fallback_reason() {
-  return torch::cuda::is_available() ? std::string() : why_no_cuda();
+  return cuda_usable() ? std::string() : why_no_cuda();
 }
 
 torch::Device pick_device(const std::string& spec) {
-  if (spec == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  if (spec == "auto") return cuda_usable() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
   if (spec == "cpu") return torch::Device(torch::kCPU);
   if (spec.rfind("cuda", 0) == 0) {
     int index = 0;
@@ -63,7 +108,7 @@ torch::Device pick_device(const std::string& spec) {
     } else if (spec != "cuda") {
       throw Error("--device " + spec + ": expected auto, cpu, cuda or cuda:N");
     }
-    if (!torch::cuda::is_available()) throw Error("--device " + spec + ": " + why_no_cuda());
+    if (!cuda_usable()) throw Error("--device " + spec + ": " + why_no_cuda());
     if (index < 0 || index >= int(torch::cuda::device_count()))
       throw Error("--device " + spec + ": there are " + std::to_string(torch::cuda::device_count()) + " CUDA devices");
     return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));

@@ -15,7 +15,9 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #endif
 #if defined(LEGALNET_NCCL)
-#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#include <dlfcn.h>
+
+#include "nn/cuda_module.h"
 #endif
 
 namespace legalnet::train {
@@ -70,7 +72,7 @@ struct Collectives::Group {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
 #if defined(LEGALNET_NCCL)
-  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
+  c10::intrusive_ptr<c10d::Backend> nccl;  // made by nn/cuda_module.h's module: its class is libtorch_cuda's
   torch::Device device = torch::kCPU;
 #endif
   // Runs call(group, tensors) on the group in use and waits for it.
@@ -114,7 +116,10 @@ Collectives::Collectives(const ProcessGroupSpec& spec, const torch::Device& devi
   try {
 #if defined(LEGALNET_NCCL)
     if (device.is_cuda()) {
-      group_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(group_->store, spec.rank, spec.world_size);
+      // The device is CUDA, so nn::pick_device loaded the module.
+      const auto make = reinterpret_cast<nn::NcclGroupFunction>(dlsym(nn::cuda_module(), nn::NCCL_GROUP_FUNCTION));
+      if (make) group_->nccl = make(group_->store, spec.rank, spec.world_size);
+      if (!group_->nccl) throw Error("this build's CUDA module has no NCCL");
       group_->device = device;
       return;
     }

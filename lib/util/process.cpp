@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 
 extern char** environ;
 
@@ -34,13 +33,6 @@ int run_program(const std::vector<std::string>& argv, int stdin_fd, int stdout_f
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-void ensure_passive_openmp(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY")) return;
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  setenv("GOMP_SPINCOUNT", "10000", /*overwrite=*/0);
-  execv("/proc/self/exe", argv);  // returns only on failure: then go on with the default policy
 }
 
 }  // namespace legalnet

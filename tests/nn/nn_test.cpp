@@ -19,6 +19,7 @@
 #include "train/batches.h"
 #include "train/distributed.h"
 #include "nn/board_wgrad_bf16.h"
+#include "nn/cuda_module.h"
 #include "nn/device.h"
 #include "nn/loss.h"
 #include "train/metrics.h"
@@ -37,6 +38,11 @@
 namespace legalnet::nn {
 using namespace train;
 using namespace run;
+
+// What the tools do first (nn::pick_device), before any test asks torch about CUDA: CUDA's part
+// of legalnet is loaded where the NVIDIA driver is, so the CUDA tests run where a GPU is, in a
+// run of the whole binary as well as one test a process.
+[[maybe_unused]] const bool cuda_module_loaded = cuda_module() != nullptr;
 using test::config;
 using test::first_rows;
 using test::tiny_dataset;

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "nn/device.h"
 #include "nn/models.h"
 #include "nn/precision.h"
 #include "run/train/optimizer.h"
@@ -111,7 +112,7 @@ TEST(Optimizer, AStepSetFromOutsideIsTheOneTheKernelUses) {
 }
 
 TEST(Optimizer, FusedAdamOnCudaStepsAsTorchsAdam) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  if (!nn::pick_device("auto").is_cuda()) GTEST_SKIP() << "no CUDA device";
   const RunSetup on_cuda{.device = torch::Device(torch::kCUDA)};
   compare<FusedAdam<torch::optim::Adam>, torch::optim::Adam>("Adam on CUDA",
                                                              torch::optim::AdamOptions(1e-2).weight_decay(1e-2), on_cuda);
