@@ -43,6 +43,11 @@ set +e
 model=run/model.safetensors
 evaluate=("$bin/evaluate" --model "$model" --fen startpos --threads 1)
 
+# Multi-process training on GPUs makes its NCCL group through the module (train/distributed.cpp).
+if "$bin/train" --version | grep -q 'NCCL yes' &&
+  ! nm -D --defined-only "$bin/liblegalnet_cuda.so" | grep -q ' T legalnet_nccl_group$'; then
+  fail "liblegalnet_cuda.so does not export legalnet_nccl_group, though train --version says NCCL yes"
+fi
 for cmd in "$bin/train --help" "$bin/evaluate --help"; do
   # shellcheck disable=SC2086
   [[ $(cuda_loads $cmd) == 0 ]] || fail "$cmd loaded libtorch_cuda"
