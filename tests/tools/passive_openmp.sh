@@ -8,7 +8,7 @@ shopt -s extglob
 bin=$(cd "$1" && pwd)
 failures=0
 
-# settings TOOL ENV...: what libgomp printed of its wait policy and spin count, one start a line.
+# settings TOOL ENV...: the wait policy and spin count libgomp printed, every start's on one line.
 settings() {
   local tool=$1
   shift
