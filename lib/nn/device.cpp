@@ -22,11 +22,17 @@ namespace {
 const char* const NO_CUDA_BUILD = "this build of legalnet has no CUDA (its libtorch was built without it)";
 const char* const NO_DRIVER = "the NVIDIA driver is missing (libcuda.so.1 cannot be loaded)";
 
+// The NVIDIA driver's library, opened once; nullptr where the machine has none.
+void* nvidia_driver() {
+  static void* const driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  return driver;
+}
+
 // What keeps the driver from running a GPU ("" when one is visible): asked of the driver itself
-// (dlopen, cuInit, cuDeviceGetCount), before torch, which reports only "false" and prints a
-// warning of several lines where cuInit fails.
-std::string driver_problem() {
-  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+// (cuInit, cuDeviceGetCount), before torch, which reports only "false" and prints a warning of
+// several lines where cuInit fails.
+std::string ask_driver() {
+  void* driver = nvidia_driver();
   if (!driver) return NO_DRIVER;
   using CuInit = int (*)(unsigned);
   using CuDeviceGetCount = int (*)(int*);
@@ -45,11 +51,18 @@ std::string driver_problem() {
   return "";
 }
 
+// The driver's answer, asked once a process: auto asks for a device and then for the reason it
+// took the CPU.
+const std::string& driver_problem() {
+  static const std::string problem = ask_driver();
+  return problem;
+}
+
 // The first of: no CUDA in this build, no driver, the CUDA module missing, a driver that fails,
 // no GPU visible.
 std::string why_no_cuda() {
   if (std::string why; !cuda_module(&why)) return why;
-  if (std::string problem = driver_problem(); !problem.empty()) return problem;
+  if (!driver_problem().empty()) return driver_problem();
   return "torch sees no CUDA device although the driver reports one";
 }
 
@@ -61,7 +74,7 @@ struct CudaModule {
 // Loads the module where CUDA can run at all: a CUDA build on a machine with the NVIDIA driver.
 CudaModule load_cuda_module() {
   if (!BUILT_WITH_CUDA) return {nullptr, NO_CUDA_BUILD};
-  if (!dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) return {nullptr, NO_DRIVER};
+  if (!nvidia_driver()) return {nullptr, NO_DRIVER};
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::string path = (exe.parent_path() / CUDA_MODULE_FILE).string();
