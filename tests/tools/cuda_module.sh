@@ -12,28 +12,15 @@ if [[ ! -e $bin/liblegalnet_cuda.so ]]; then
   echo "a build without CUDA: nothing to check"
   exit 77
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/checks.sh"
 cd "$work"
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
 
 # cuda_loads CMD...: how many times the dynamic loader opened libtorch_cuda.so for CMD.
 cuda_loads() { LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -c 'file=[^ ]*libtorch_cuda\.so.*generating link map'; }
 
-# one_line STATUS REGEX CMD...: CMD exits STATUS with one line on stderr matching REGEX.
-one_line() {
-  local status=$1 regex=$2 err rc
-  shift 2
-  err=$("$@" 2>&1 >/dev/null)
-  rc=$?
-  if ((rc != status)) || [[ $(printf '%s\n' "$err" | wc -l) -ne 1 ]] || ! [[ $err =~ $regex ]]; then
-    fail "$*: exit $rc (expected $status), stderr not one line matching /$regex/: $err"
-  fi
-}
+# fails_with REGEX CMD...: CMD exits 1 with one line on stderr matching REGEX (expect_error.sh).
+fails_with() { "$here/expect_error.sh" "$@" || fail "$*"; }
 
 set -e
 "$bin/gen_moves" -q --games 4 --seed 1 --out games.pgn
@@ -61,7 +48,7 @@ else
   "${evaluate[@]}" --report auto.json >/dev/null 2>&1
   grep -q '"device_note": "the NVIDIA driver is missing' auto.json ||
     fail "evaluate --device auto: report.json's device_note: $(grep device_note auto.json)"
-  one_line 1 '^evaluate: --device cuda: the NVIDIA driver is missing \(libcuda\.so\.1 cannot be loaded\)$' \
+  fails_with '^evaluate: --device cuda: the NVIDIA driver is missing \(libcuda\.so\.1 cannot be loaded\)$' \
     "${evaluate[@]}" --device cuda
   stub=""
   for dir in /usr/local/cuda/lib64/stubs /usr/local/cuda/targets/x86_64-linux/lib/stubs; do
@@ -73,9 +60,9 @@ else
     mkdir driver && ln -s "$stub" driver/libcuda.so.1
     export LD_LIBRARY_PATH=$work/driver${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     [[ $(cuda_loads "${evaluate[@]}" --device cuda) -ge 1 ]] || fail "--device cuda did not load libtorch_cuda"
-    one_line 1 '^evaluate: --device cuda: the NVIDIA driver failed to start \(cuInit error 34\)$' \
+    fails_with '^evaluate: --device cuda: the NVIDIA driver failed to start \(cuInit error 34\)$' \
       "${evaluate[@]}" --device cuda
-    one_line 1 '^train: --device cuda:0: the NVIDIA driver failed to start \(cuInit error 34\)$' \
+    fails_with '^train: --device cuda:0: the NVIDIA driver failed to start \(cuInit error 34\)$' \
       "$bin/train" -q --data data.h5 --out never --device cuda:0
     [[ $(cuda_loads "${evaluate[@]}" --device cpu) == 0 ]] || fail "evaluate --device cpu loaded libtorch_cuda"
   fi

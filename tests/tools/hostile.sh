@@ -8,15 +8,9 @@
 set -uo pipefail
 bin=$(cd "$1" && pwd) python=${2:-}
 src=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$src/tests/tools/checks.sh"
 cd "$work"
-failures=0 cases=0
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
+cases=0
 
 snapshot() { find . -type f ! -name '*.log' -print0 | sort -z | xargs -0 -r sha256sum; }
 

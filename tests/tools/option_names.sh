@@ -5,15 +5,8 @@
 # every core and --report writes the run's JSON in all four tools.
 set -uo pipefail
 bin=$(cd "$1" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/checks.sh"
 cd "$work"
-failures=0
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
 
 # ok_warns WARNING CMD...: CMD succeeds and its stderr holds WARNING on exactly one line.
 ok_warns() {
