@@ -7,7 +7,7 @@
 // kernels' (torch's forward and input gradient, our weight gradient: board_conv3x3_bf16). Then
 // the batch norm + residual + ReLU after such a convolution in training, forward + backward:
 // torch's BatchNorm2d, add and relu against the board kernels' one node (nn/board_norm.h).
-// Usage: legalnet_conv_bench [BATCH=256] [CHANNELS_IN=32] [CHANNELS_OUT=32] [THREADS=0] [ROUNDS=5] [TILE=4]
+// Usage: legalnet_conv_bench [BATCH=train's] [CHANNELS_IN=32] [CHANNELS_OUT=32] [THREADS=0] [ROUNDS=5] [TILE=4]
 #include <fmt/core.h>
 
 #include <ATen/Parallel.h>
@@ -20,6 +20,7 @@
 #include "nn/board_norm.h"
 #include "nn/device.h"
 #include "nn/tile_gemm.h"
+#include "run/train/options.h"
 
 using namespace legalnet;
 using namespace legalnet::nn;
@@ -51,7 +52,7 @@ double time_of(F f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int64_t batch = argc > 1 ? std::atoll(argv[1]) : 256;
+  const int64_t batch = argc > 1 ? std::atoll(argv[1]) : run::TrainOptions{}.batch_size;
   const int64_t c = argc > 2 ? std::atoll(argv[2]) : 32, k = argc > 3 ? std::atoll(argv[3]) : 32;
   const int threads = argc > 4 ? std::atoi(argv[4]) : 0;
   const int rounds = argc > 5 ? std::atoi(argv[5]) : 5;

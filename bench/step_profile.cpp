@@ -17,7 +17,7 @@
 // ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 with precision fp32 imitates an
 // AVX2-only CPU (the header line says so).
 // HEAD is the resnet's policy head (train --policy-head): auto, the default, is what train builds.
-// Usage: legalnet_step_profile DATASET.h5 [PRECISION=fp32] [BATCH=256] [STEPS=20] [ROUNDS=3] [THREADS=0] [HEAD=auto]
+// Usage: legalnet_step_profile DATASET.h5 [PRECISION=fp32] [BATCH=train's] [STEPS=20] [ROUNDS=3] [THREADS=0] [HEAD=auto]
 #include <fmt/core.h>
 #include <immintrin.h>
 
@@ -122,12 +122,12 @@ constexpr int N_PARTS = 7;
 int main(int argc, char** argv) {
   if (argc < 2) {
     fmt::print(stderr,
-               "usage: {} DATASET.h5 [PRECISION=fp32] [BATCH=256] [STEPS=20] [ROUNDS=3] [THREADS=0] [HEAD=auto]\n",
+               "usage: {} DATASET.h5 [PRECISION=fp32] [BATCH=train's] [STEPS=20] [ROUNDS=3] [THREADS=0] [HEAD=auto]\n",
                argv[0]);
     return 2;
   }
   const Precision precision = resolve_precision(argc > 2 ? argv[2] : "fp32", torch::kCPU);
-  const int batch = argc > 3 ? std::atoi(argv[3]) : 256;
+  const int batch = argc > 3 ? std::atoi(argv[3]) : run::TrainOptions{}.batch_size;
   const int steps = argc > 4 ? std::atoi(argv[4]) : 20;
   const int rounds = argc > 5 ? std::atoi(argv[5]) : 3;
   keep_freed_memory();

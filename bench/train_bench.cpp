@@ -21,7 +21,7 @@
 // auto would (nn/board_conv.h: the board kernels for a resnet on a CPU in fp32), on the policy
 // head train's --policy-head auto gives the kind (a resnet's pairs head).
 // Usage: [DEVICE=cuda] legalnet_train_bench DATASET.h5 KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS]
-//        [ROUNDS] [INPUTS]
+//        [ROUNDS] [INPUTS]   (BATCH: train's --batch-size default when left out)
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   }
   const bool cuda = device.is_cuda();
   const int steps = argc > 6 ? std::atoi(argv[6]) : 60;
-  const int batch = argc > 7 ? std::atoi(argv[7]) : 256;
+  const int batch = argc > 7 ? std::atoi(argv[7]) : run::TrainOptions{}.batch_size;
   keep_freed_memory();  // as train and evaluate
   configure_threads(argc > 8 ? std::atoi(argv[8]) : 0);
   const int rounds = argc > 9 ? std::atoi(argv[9]) : 3;
