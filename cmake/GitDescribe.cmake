@@ -8,6 +8,8 @@ execute_process(COMMAND git describe --always --dirty --tags WORKING_DIRECTORY $
 if(NOT LEGALNET_GIT)
   set(LEGALNET_GIT "unknown")  # a source tree outside git (an archive)
 endif()
+# A tag may hold a double quote (git forbids backslashes in names, not quotes).
+string(REPLACE "\"" "\\\"" LEGALNET_GIT "${LEGALNET_GIT}")
 file(WRITE ${OUTPUT}.new "// Generated at build time by cmake/GitDescribe.cmake.\n#include \"util/version.h\"\n\nnamespace legalnet {\nconst char* const GIT_DESCRIBE = \"${LEGALNET_GIT}\";\n}  // namespace legalnet\n")
 configure_file(${OUTPUT}.new ${OUTPUT} COPYONLY)
 file(REMOVE ${OUTPUT}.new)

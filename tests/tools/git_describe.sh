@@ -9,6 +9,7 @@ script=$1/cmake/GitDescribe.cmake
 repo=$work/repo
 out=$work/git_describe.cpp
 mkdir "$repo"
+export GIT_CEILING_DIRECTORIES=$work  # "outside git" even where the scratch folder is inside a repository
 git_() { git -C "$repo" -c user.name=test -c user.email=test@example.org "$@"; }
 describe() { cmake -DSOURCE_DIR="$repo" -DOUTPUT="$out" -P "$script"; }
 named() { grep -q "GIT_DESCRIBE = \"$1\";" "$out" || fail "$2: expected \"$1\" in: $(grep GIT_DESCRIBE "$out")"; }
@@ -34,5 +35,9 @@ named "$(git_ rev-parse --short HEAD)" "after the second commit"
 git_ tag v9.9.9
 describe
 named v9.9.9 "at a tag"
+git_ tag 'v"quoted"'
+git_ tag -d v9.9.9 > /dev/null
+describe
+grep -qF 'GIT_DESCRIBE = "v\"quoted\"";' "$out" || fail "a tag with quotes: $(grep GIT_DESCRIBE "$out")"
 [[ ! -e $out.new ]] || fail "the temporary file was left behind"
 exit $((failures > 0))
