@@ -67,8 +67,4 @@ else
     [[ $(cuda_loads "${evaluate[@]}" --device cpu) == 0 ]] || fail "evaluate --device cpu loaded libtorch_cuda"
   fi
 fi
-if ((failures > 0)); then
-  echo "$failures failures"
-  exit 1
-fi
-echo "cuda_module: libtorch_cuda is loaded only where a run may use a GPU"
+finish "cuda_module: libtorch_cuda is loaded only where a run may use a GPU"

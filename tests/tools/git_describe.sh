@@ -40,4 +40,4 @@ git_ tag -d v9.9.9 > /dev/null
 describe
 grep -qF 'GIT_DESCRIBE = "v\"quoted\"";' "$out" || fail "a tag with quotes: $(grep GIT_DESCRIBE "$out")"
 [[ ! -e $out.new ]] || fail "the temporary file was left behind"
-exit $((failures > 0))
+finish "git_describe: the build names the tree as it is"

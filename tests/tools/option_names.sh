@@ -93,5 +93,4 @@ help=$("$bin/train" --help)
 grep -qE -- '--arch TEXT:\{mlp,conv,resnet,attention\}=resnet$' <<<"$help" || fail "train --help: --arch default"
 grep -qE -- '--model|--max-ply' <<<"$help" && fail "train --help lists a deprecated option"
 
-[[ $failures == 0 ]] && echo "option names ok"
-exit $((failures > 0))
+finish "option names ok"

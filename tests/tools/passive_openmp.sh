@@ -6,7 +6,7 @@
 set -uo pipefail
 shopt -s extglob
 bin=$(cd "$1" && pwd)
-failures=0
+source "$(dirname "$0")/checks.sh"
 
 # settings TOOL ENV...: the wait policy and spin count libgomp printed, every start's on one line.
 settings() {
@@ -22,10 +22,8 @@ expect() {
   shift 2
   got=$(settings "$tool" "$@")
   # shellcheck disable=SC2053
-  if [[ $got != $wanted ]]; then
-    echo "FAIL: $tool with ${*:-no policy set}: libgomp started with '$got', expected '$wanted' (once)"
-    failures=$((failures + 1))
-  fi
+  [[ $got == $wanted ]] ||
+    fail "$tool with ${*:-no policy set}: libgomp started with '$got', expected '$wanted' (once)"
 }
 
 for tool in train evaluate; do
@@ -33,8 +31,4 @@ for tool in train evaluate; do
   expect "$tool" "PASSIVE 5" GOMP_SPINCOUNT=5
   expect "$tool" "ACTIVE +([0-9])" OMP_WAIT_POLICY=ACTIVE
 done
-if ((failures > 0)); then
-  echo "$failures failures"
-  exit 1
-fi
-echo "passive_openmp: train and evaluate start libgomp once, passive with a short spin"
+finish "passive_openmp: train and evaluate start libgomp once, passive with a short spin"
