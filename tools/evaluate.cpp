@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   cli::set_version(app, "evaluate");
   run::EvaluateOptions o;
   run::evaluate_options().add_to(app, o);
+  cli::add_config(app, "evaluate");
   if (const int status = cli::parse(app, argc, argv, "evaluate"); status >= 0) return status;
   o.command_line = command_line(argc, argv);
   return report_errors("evaluate", [&] {

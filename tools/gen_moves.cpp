@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   cli::set_version(app, "gen_moves");
   run::GenMovesOptions opt;
   run::gen_moves_options().add_to(app, opt);
+  cli::add_config(app, "gen_moves");  // the games' options; not perft's or positions'
   run::PerftOptions perft;
   auto* perft_cmd = app.add_subcommand("perft", run::PERFT_ABOUT);
   run::perft_options().add_to(*perft_cmd, perft);

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   run::TensorizeOptions opt;
   app.require_subcommand(0, 1);
   run::tensorize_options().add_to(app, opt);
+  cli::add_config(app, "tensorize");  // the conversion's options; not merge's
   data::MergeOptions merge;
   auto* merge_cmd = app.add_subcommand("merge", run::MERGE_ABOUT);
   run::merge_options().add_to(*merge_cmd, merge);

@@ -3,6 +3,7 @@
 
 #include "cli_options.h"
 #include "run/train/run_train.h"
+#include "util/stop_request.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {
@@ -19,14 +20,14 @@ int main(int argc, char** argv) {
       "SLURM_NTASKS) train one model data-parallel: --batch-size is per process, gradients are averaged,\n"
       "rank 0 writes OUT."};
   cli::set_version(app, "train");
-  app.set_config("--config", "", "Read options from an INI or TOML file (keys are the long option names)");
   run::TrainOptions o;
   run::TRAIN_TABLE.add_to(app, o);
+  cli::add_config(app, "train");
   if (const int status = cli::parse(app, argc, argv, "train"); status >= 0) return status;
   o.command_line = command_line(argc, argv);
   return report_errors("train", [&] {
+    catch_stop_requests();  // SIGTERM, SIGUSR1: a checkpoint, then EXIT_STOPPED
     o.ranks = train::process_group_from_environment();
-    run::run_train(o);
-    return 0;
+    return run::run_train(o).stop_signal ? EXIT_STOPPED : 0;
   });
 }

@@ -35,4 +35,11 @@ KingSafety king_safety(const Position& pos) {
   return king_safety(us, pos.king_square(us), pos.pieces(us), theirs);
 }
 
+bool checkers_possible(const Position& pos) {
+  const Bitboard checkers = pos.checkers();
+  const Square king = pos.king_square(pos.side_to_move());
+  if (popcount(checkers) > 2) return false;
+  return popcount(checkers) < 2 || !(line_bb(lsb(checkers), Square(63 - __builtin_clzll(checkers))) & square_bb(king));
+}
+
 }  // namespace legalnet::chess

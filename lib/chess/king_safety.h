@@ -20,4 +20,9 @@ struct KingSafety {
 KingSafety king_safety(Color us, Square king, Bitboard ours, const Bitboard theirs[PIECE_TYPE_NB]);
 KingSafety king_safety(const Position& pos);
 
+// Whether the side to move's checkers are some that a move can give (python-chess's
+// STATUS_TOO_MANY_CHECKERS and STATUS_IMPOSSIBLE_CHECK): at most two, never two on one line
+// through the king. The setup accepts the others; generators of legal positions refuse them.
+bool checkers_possible(const Position& pos);
+
 }  // namespace legalnet::chess

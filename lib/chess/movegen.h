@@ -7,8 +7,12 @@
 
 namespace legalnet::chess {
 
-// No legal position has more than 218 moves.
-constexpr int MAX_MOVES = 256;
+// Room for every move of any position the setup accepts, whatever its geometry: the material
+// check (Position::check_placement: at most 9 queens, 10 rooks, bishops or knights, 8 pawns a
+// side, no more promoted pieces than missing pawns) bounds the moves by each piece's most, 9 x 27
+// for the queens + 2 x 14 + 2 x 13 + 2 x 8 + 8 + 2 for the king's and castling. (No reachable
+// position has more than 218; an overfull board once had 271, past a list of 256.)
+constexpr int MAX_MOVES = 9 * 27 + 2 * 14 + 2 * 13 + 2 * 8 + 8 + 2;
 
 // Writes the legal moves of pos at `list` and returns one past the last.
 Move* generate_legal(const Position& pos, Move* list);

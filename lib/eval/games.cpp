@@ -109,6 +109,13 @@ Proportion GamesSummary::illegal_picks_not_in_check() const {
   return {all.count - in_check.count, all.total - in_check.total};
 }
 
+double GamesSummary::mean_adversary_mass() const {
+  double mass = 0;
+  int moves = 0;
+  for (const auto& g : games) mass += g.adversary_mass, moves += g.adversary_moves;
+  return moves ? mass / moves : 0.0;
+}
+
 uint64_t GamesSummary::illegal_king_safety() const {
   uint64_t n = 0;
   for (const auto& g : games) n += uint64_t(g.illegal_king_safety);
@@ -117,9 +124,10 @@ uint64_t GamesSummary::illegal_king_safety() const {
 
 namespace {
 
-// Plays `g` on without the model (the random mover's turns) until the model is to move or the
-// game is over; true when the model is to move.
-bool advance_to_model(LiveGame& g, const GameOptions& o) {
+// Plays `g` on without the model (the random mover's turns) until the model or the adversary is
+// to move or the game is over; true when a move is to be chosen by a net's probabilities.
+bool advance_to_net(LiveGame& g, const GameOptions& o) {
+  const bool self_play = o.opponent == Opponent::SELF;
   while (!g.over) {
     const MoveList legal(g.pos);
     const Termination t = termination(g.pos, legal.size());
@@ -128,14 +136,55 @@ bool advance_to_model(LiveGame& g, const GameOptions& o) {
       g.stats.natural_end = t != Termination::NONE;
       if (!g.stats.had_illegal) g.stats.plies_before_illegal = g.stats.plies;
       if (t == Termination::CHECKMATE)
-        g.stats.model_result = g.pos.side_to_move() == (o.self_play ? WHITE : g.model_color) ? -1 : 1;
+        g.stats.model_result = g.pos.side_to_move() == (self_play ? WHITE : g.model_color) ? -1 : 1;
       return false;
     }
-    if (o.self_play || g.pos.side_to_move() == g.model_color) return true;
+    if (self_play || o.opponent == Opponent::ADVERSARY || g.pos.side_to_move() == g.model_color) return true;
     g.pos.do_move(legal[int(g.rng.below(uint32_t(legal.size())))]);
     ++g.stats.plies;
   }
   return false;
+}
+
+bool model_to_move(const LiveGame& g, const GameOptions& o) {
+  return o.opponent == Opponent::SELF || g.pos.side_to_move() == g.model_color;
+}
+
+// The adversary's turn in each of `games`: every legal reply's position scored in one batch,
+// and in each game the reply after which the model's illegal mass is highest played.
+void play_adversary_moves(const std::vector<LiveGame*>& games, const Predictor& predict) {
+  std::vector<Position> children;
+  std::vector<std::vector<Move>> replies(games.size());
+  for (size_t i = 0; i < games.size(); ++i) {
+    Position& pos = games[i]->pos;
+    for (Move m : MoveList(pos)) {
+      replies[i].push_back(m);
+      pos.do_move(m);
+      children.emplace_back(pos.fen());  // the board alone: the model sees no history
+      pos.undo_move(m);
+    }
+  }
+  std::vector<const Position*> batch;
+  for (const auto& c : children) batch.push_back(&c);
+  std::vector<float> probs(batch.size() * encode::MOVE_INDICES, 0.0f);
+  predict(batch, probs);
+  size_t child = 0;
+  for (size_t i = 0; i < games.size(); ++i) {
+    double worst = -1;
+    Move pick = replies[i][0];
+    for (Move m : replies[i]) {
+      const Position& c = children[child];
+      const double mass = encode::illegal_share(probs.data() + child * encode::MOVE_INDICES,
+                                                encode::LegalMask(MoveList(c)));
+      if (mass > worst) worst = mass, pick = m;
+      ++child;
+    }
+    LiveGame& g = *games[i];
+    g.pos.do_move(pick);
+    ++g.stats.plies;
+    ++g.stats.adversary_moves;
+    g.stats.adversary_mass += worst;
+  }
 }
 
 // The model's pick `p` (its probabilities over the move indices) played in `g`: an illegal one
@@ -166,20 +215,28 @@ void play_pick(LiveGame& g, const float* p, const GameOptions& o) {
   ++g.stats.plies;
 }
 
-// Games [first, first + live.size()) to their ends, the model's turns of all of them in one batch.
+// Games [first, first + live.size()) to their ends: at each turn the adversary's moves of all
+// games in one batch, then the model's picks of all of them in another.
 void play_batch(std::vector<LiveGame>& live, const Predictor& predict, const GameOptions& o) {
   std::vector<const Position*> batch;
-  std::vector<LiveGame*> owners;
+  std::vector<LiveGame*> owners, adversary;
   std::vector<float> probs;
   for (;;) {
     batch.clear();
     owners.clear();
+    adversary.clear();
     for (auto& g : live)
-      if (advance_to_model(g, o)) {
+      if (advance_to_net(g, o)) {
+        if (!model_to_move(g, o)) {
+          adversary.push_back(&g);
+          continue;
+        }
         batch.push_back(&g.pos);
         owners.push_back(&g);
       }
-    if (batch.empty()) return;
+    if (batch.empty() && adversary.empty()) return;
+    if (!adversary.empty()) play_adversary_moves(adversary, predict);
+    if (batch.empty()) continue;
     probs.assign(batch.size() * encode::MOVE_INDICES, 0.0f);
     predict(batch, probs);
     for (size_t i = 0; i < owners.size(); ++i) play_pick(*owners[i], probs.data() + i * encode::MOVE_INDICES, o);

@@ -15,11 +15,17 @@ namespace legalnet::eval {
 // Fills probs[i * 4096 ..] with the model's move probabilities (sigmoid outputs) for positions[i].
 using Predictor = std::function<void(const std::vector<const chess::Position*>& positions, std::vector<float>& probs)>;
 
+// Who the model plays. A uniform random mover; itself, on both sides; or an adversary that hunts
+// for its mistakes (Balogh & Jelasity's illegal-move oracle): of its legal moves it plays the one
+// after which the model puts the most mass on illegal moves (the first such in generation order),
+// every reply of every game at that turn scored in one batch.
+enum class Opponent { RANDOM, SELF, ADVERSARY };
+
 struct GameOptions {
   int games = 100;
   uint64_t seed = 0;
-  bool greedy = false;           // the highest-scoring move instead of sampling
-  bool self_play = false;        // the model plays both sides (else against a uniform random mover)
+  bool greedy = false;  // the highest-scoring move instead of sampling
+  Opponent opponent = Opponent::RANDOM;
   bool resample_illegal = true;  // after an illegal pick, sample again among legal moves and go on
   int max_plies = 0;             // 0: play to the end by the rules
   int concurrent = 256;          // games advanced together (the inference batch)
@@ -38,6 +44,8 @@ struct GameRecordStats {
   int picks_in_check = 0, illegal_in_check = 0;
   int illegal_king_safety = 0;  // illegal picks that leave or put the own king in check
   int model_result = 0;      // +1 model won, 0 draw, -1 lost (model as white when self-play)
+  int adversary_moves = 0;   // the adversary's moves, and the model's illegal mass after them
+  double adversary_mass = 0;
   bool natural_end = false;  // ended by the rules (not by max_plies)
 };
 
@@ -55,12 +63,14 @@ struct GamesSummary {
   Proportion illegal_picks_in_check() const;
   Proportion illegal_picks_not_in_check() const;
   uint64_t illegal_king_safety() const;  // illegal picks that leave or put the own king in check
+  // The model's mean illegal mass in the positions the adversary steered it to (0 without one).
+  double mean_adversary_mass() const;
   int wins = 0, draws = 0, losses = 0;
   double seconds = 0;
 };
 
 // Plays the games. Deterministic from options.seed: each game draws its colour, the random
-// mover's moves and its samples from GameRng(seed, game index).
+// mover's moves and its samples from GameRng(seed, game index); the adversary draws nothing.
 GamesSummary play_games(const Predictor& predict, const GameOptions& options);
 
 // The move a probability vector picks: sampled in proportion (the predecessor's multinomial

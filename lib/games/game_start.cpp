@@ -1,5 +1,6 @@
 #include "games/game_start.h"
 
+#include "games/material_class.h"
 #include "games/placement.h"
 #include "games/position_list.h"
 #include "util/error.h"
@@ -13,6 +14,8 @@ GameStarts::GameStarts(const std::string& start, const std::string& fen) {
     set_up_ = !fen.empty();
   } else if (start == "placement") {
     placement_ = set_up_ = true;
+  } else if (start == "sparse") {
+    sparse_ = set_up_ = true;
   } else {
     list_ = read_position_list(start);
     set_up_ = true;
@@ -21,6 +24,7 @@ GameStarts::GameStarts(const std::string& start, const std::string& fen) {
 
 chess::Position GameStarts::position(uint64_t index, GameRng& rng) const {
   if (placement_) return random_placement(rng);
+  if (sparse_) return random_sparse_position(rng);
   if (fixed_) return *fixed_;
   return chess::Position(list_[index % list_.size()]);
 }

@@ -14,7 +14,8 @@ namespace legalnet {
 class GameStarts {
  public:
   // `start` is "random" (random games from the standard start, or from `fen` when it is not
-  // empty), "placement" (each game from random_placement) or the path of a FEN/EPD list (game i
+  // empty), "placement" (each game from random_placement), "sparse" (from random_sparse_position:
+  // the kings and one to three pieces) or the path of a FEN/EPD list (game i
   // from record i mod the list's size). Throws legalnet::Error on a bad FEN or list.
   GameStarts(const std::string& start, const std::string& fen);
 
@@ -24,7 +25,7 @@ class GameStarts {
   bool set_up() const { return set_up_; }
 
  private:
-  bool placement_ = false, set_up_ = false;
+  bool placement_ = false, sparse_ = false, set_up_ = false;
   std::optional<chess::Position> fixed_;
   std::vector<std::string> list_;  // canonical FENs
 };

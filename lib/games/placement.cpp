@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "chess/king_safety.h"
 #include "util/error.h"
 
 namespace legalnet {
@@ -165,11 +166,8 @@ chess::Position random_placement(GameRng& rng) {
     } catch (const Error&) {
       continue;
     }
+    if (!checkers_possible(*pos)) continue;
     const Bitboard checkers = pos->checkers();
-    const Square king = pos->king_square(pos->side_to_move());
-    if (popcount(checkers) > 2) continue;
-    if (popcount(checkers) == 2 && (line_bb(lsb(checkers), Square(63 - __builtin_clzll(checkers))) & square_bb(king)))
-      continue;
     // En passant in half the positions that allow one, never beside a double check.
     const std::string eps = ep_candidates(*pos);
     if (eps.empty() || popcount(checkers) > 1 || rng.below(2) == 0) return *pos;

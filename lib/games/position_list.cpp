@@ -34,7 +34,7 @@ std::string fen_fields(std::string_view line) {
 }  // namespace
 
 std::vector<std::string> read_position_list(const std::string& path) {
-  InputFile in(path);
+  InputFile in(path, InputKind::REGULAR);
   std::vector<std::string> positions;
   std::string line, buffer(1 << 16, '\0');
   uint64_t line_number = 0;

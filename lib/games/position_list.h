@@ -7,8 +7,10 @@
 
 namespace legalnet {
 
-// At most this many positions a list, and this many bytes a line: a list is read whole.
-constexpr size_t MAX_LISTED_POSITIONS = 1'000'000;
+// At most this many positions a list, and this many bytes a line: a list is read whole (about
+// 80 bytes a position in memory). Room for every legal position of the two kings and one more
+// piece (1,945,584: gen_moves positions --start exhaustive --material ?) and more.
+constexpr size_t MAX_LISTED_POSITIONS = 4'000'000;
 constexpr size_t MAX_POSITION_LINE = 4096;
 
 // Reads every position of the list at `path` and returns each as its canonical FEN (a Position

@@ -157,14 +157,4 @@ int64_t count_parameters(const torch::nn::Module& module) {
   return n;
 }
 
-std::string cpu_model_name() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("model name", 0) == 0) {
-      const size_t value = line.find_first_not_of(" \t", line.find(':') + 1);
-      return value == std::string::npos ? "" : line.substr(value);
-    }
-  return "";
-}
-
 }  // namespace legalnet::nn

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nn/precision.h"
+#include "util/machine.h"
 
 namespace legalnet::nn {
 
@@ -18,9 +19,8 @@ torch::Device pick_device(const std::string& spec);
 // Why "auto" would pick the CPU (empty when a GPU is usable), for the tools' verbose output.
 std::string cpu_fallback_reason();
 
-// The CPU's model name from /proc/cpuinfo ("AMD EPYC 9R14"); "" where there is none. Beside
-// every speed figure a tool or bench says.
-std::string cpu_model_name();
+// The CPU's model name, beside every speed figure a tool or bench says (util/machine.h).
+using legalnet::cpu_model_name;
 
 // Sets torch's intra-op threads (0: all cores); the inter-op threads keep torch's default.
 void configure_threads(int threads);

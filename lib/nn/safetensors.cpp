@@ -6,8 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <zlib.h>
+
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "util/error.h"
 #include "util/files.h"
@@ -23,6 +27,13 @@ constexpr Dtype DTYPES[] = {Dtype::F32, Dtype::I64, Dtype::BOOL};
 std::string bytes_text(uint64_t n) { return std::to_string(n) + " bytes"; }
 
 // Reads exactly `size` bytes at `offset`, or throws.
+// 8 lowercase hex digits.
+std::string crc_text(unsigned long crc) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%08lx", crc & 0xffffffffUL);
+  return text;
+}
+
 void read_at(int fd, const std::string& path, uint64_t offset, void* out, uint64_t size) {
   auto* p = static_cast<char*>(out);
   while (size > 0) {
@@ -110,6 +121,7 @@ void Reader::parse(const Limits& limits) {
   }
   check_tiling();
   for (size_t i = 0; i < tensors_.size(); ++i) by_name_[tensors_[i].name] = i;
+  check_data_crc();
 }
 
 json Reader::read_header(uint64_t size, const Limits& limits) {
@@ -223,6 +235,27 @@ const TensorInfo* Reader::find(const std::string& name) const {
   return it == by_name_.end() ? nullptr : &tensors_[it->second];
 }
 
+// The tensors' CRC-32 (zlib's, as Python's zlib.crc32), each tensor's bytes in the order of
+// the names, read in 1 MiB pieces.
+void Reader::check_data_crc() const {
+  const auto stored = metadata_.find(DATA_CRC_KEY);
+  if (stored == metadata_.end()) return;  // a file from before the checksum, or from another writer
+  std::vector<char> buffer(1 << 20);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (const auto& [name, index] : by_name_) {
+    const TensorInfo& t = tensors_[index];
+    for (uint64_t at = 0; at < t.bytes(); at += buffer.size()) {
+      const uint64_t n = std::min<uint64_t>(buffer.size(), t.bytes() - at);
+      read_at(fd_, path_, data_start_ + t.begin + at, buffer.data(), n);
+      crc = crc32(crc, reinterpret_cast<const Bytef*>(buffer.data()), uInt(n));
+    }
+  }
+  const std::string computed = crc_text(crc);
+  if (stored->second != computed)
+    throw Error(path_ + ": the tensors do not match their checksum (" + DATA_CRC_KEY + " " + printable(stored->second) +
+                ", computed " + computed + "): the file is damaged; copy it again or retrain");
+}
+
 void Reader::read(const TensorInfo& info, void* out) const {
   read_at(fd_, path_, data_start_ + info.begin, out, info.bytes());
 }
@@ -235,7 +268,16 @@ void Writer::add(std::string name, Dtype dtype, std::vector<int64_t> shape, cons
 
 void Writer::write(const std::string& path) const {
   nlohmann::ordered_json header;
-  if (!metadata_.empty()) header["__metadata__"] = metadata_;
+  std::map<std::string, std::string> metadata = metadata_;
+  std::vector<const Entry*> by_name;
+  for (const Entry& e : entries_) by_name.push_back(&e);
+  std::sort(by_name.begin(), by_name.end(), [](const Entry* a, const Entry* b) { return a->name < b->name; });
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (const Entry* e : by_name)
+    for (uint64_t at = 0; at < e->bytes; at += 1u << 30)  // zlib takes a uInt a call
+      crc = crc32(crc, static_cast<const Bytef*>(e->data) + at, uInt(std::min<uint64_t>(e->bytes - at, 1u << 30)));
+  metadata[DATA_CRC_KEY] = crc_text(crc);
+  header["__metadata__"] = metadata;
   uint64_t at = 0;
   for (const Entry& e : entries_) {
     header[e.name] = {{"dtype", dtype_name(e.dtype)}, {"shape", e.shape}, {"data_offsets", {at, at + e.bytes}}};

@@ -44,6 +44,13 @@ struct TensorInfo {
   uint64_t bytes() const { return end - begin; }
 };
 
+// The metadata entry every file Writer writes carries: the zlib CRC-32 of its tensors' bytes, the
+// tensors in the (byte) order of their names, as 8 lowercase hex digits; whatever order a writer
+// lays them out in (safetensors' own sorts them otherwise), the same tensors give the same value.
+// Reader checks it where present, so a flipped byte in a copied model or checkpoint is one clear
+// line, not silently wrong figures.
+constexpr const char* DATA_CRC_KEY = "legalnet_data_crc32";
+
 // Opens `path` and checks its header whole: the length against the file's size and the limits,
 // the JSON, every tensor's dtype, shape and offsets (its byte count is its elements times its
 // dtype's size), and that the tensors tile the data to the end of the file. Throws
@@ -76,6 +83,8 @@ class Reader {
   nlohmann::json read_header(uint64_t size, const Limits& limits);
   TensorInfo tensor_of(const std::string& name, const nlohmann::json& entry, const Limits& limits) const;
   void check_tiling();
+  // The data against DATA_CRC_KEY's checksum, where the file has one.
+  void check_data_crc() const;
   int fd_ = -1;
   uint64_t data_start_ = 0, data_bytes_ = 0;
   std::map<std::string, std::string> metadata_;

@@ -28,11 +28,26 @@ namespace fs = std::filesystem;
 // model.pt and checkpoint.pt are a run of an earlier legalnet (TorchScript files, no longer
 // read): counted as a run, so that only --force replaces them, and moved to replaced/ with it.
 constexpr const char* RUN_FILES[] = {"model.safetensors", "checkpoint.safetensors", "metrics.csv",
-                                     "options.json",      RunFolder::EVENTS_FILE,   "model.pt",
-                                     "checkpoint.pt"};
+                                     "options.json",      RunFolder::EVENTS_FILE,   RunFolder::MODEL_CARD,
+                                     "model.pt",          "checkpoint.pt"};
+// Where --force gathers the run it replaces before that folder takes the name replaced/ whole.
+constexpr const char* INCOMING = "replaced.incoming";
 constexpr const char* OLD_CHECKPOINT = "checkpoint.pt";
 
 std::string shown(const nlohmann::json& value) { return json_excerpt(value); }
+
+// Whether `name` is a temporary of a run file: "<run file>.tmp.<pid>.<n>" (util/files.cpp).
+bool is_run_file_temporary(const std::string& name) {
+  for (const char* file : RUN_FILES) {
+    const std::string prefix = std::string(file) + ".tmp.";
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    const size_t dot = rest.find('.');
+    const auto digits = [](const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; };
+    if (dot != std::string::npos && digits(rest.substr(0, dot)) && digits(rest.substr(dot + 1))) return true;
+  }
+  return false;
+}
 
 // Where a kept option's pointer points: "/lr" at the key "lr", "/model/hidden" at "hidden"
 // inside the object "model".
@@ -253,6 +268,12 @@ void RunFolder::start(const std::string& options_json, const std::string& csv_he
   fs::create_directories(path_, ec);
   if (ec) throw Error("cannot create the run folder '" + path_ + "': " + ec.message());
   lock();
+  // Temporaries a killed train left (SIGKILL runs no cleanup; a checkpoint's is the model's
+  // size): the lock says no other train writes here, so each is an orphan. unlink removes a
+  // link, never what it points to.
+  for (const auto& entry : fs::directory_iterator(path_, ec))
+    if (is_run_file_temporary(entry.path().filename().string())) unlink(entry.path().c_str());
+  restore_incoming();
   // Another train may have started a run here since this one looked (it held no lock then).
   if (!resume_ && !force_ &&
       (fs::exists(checkpoint_path()) || fs::exists(model_path()) || fs::exists(path_ + "/" + OLD_CHECKPOINT)))
@@ -333,7 +354,9 @@ void RunFolder::append_metrics(const std::string& row, int64_t step, const std::
 // replaced/ holds the last run that finished (or was paused) before --force, until a new
 // model is saved. A --force run that fails leaves its files here and replaced/ pending; the
 // next --force discards those files (a run that never finished is what --force starts over)
-// and keeps replaced/: two failed runs in a row never cost the finished one.
+// and keeps replaced/: two failed runs in a row never cost the finished one. The run is gathered
+// in replaced.incoming/ and that folder renamed to replaced/ whole, so a train killed on the way
+// leaves it in one of the two, and the next train puts an incomplete one back first.
 void RunFolder::replace_previous_run() {
   bool any = false;
   for (const char* name : RUN_FILES) any |= lexists(path_ + "/" + name);
@@ -347,19 +370,41 @@ void RunFolder::replace_previous_run() {
     }
     return;
   }
+  const std::string incoming = path_ + "/" + INCOMING;
+  fs::create_directory(incoming, ec);
+  if (ec) throw Error("cannot create '" + incoming + "': " + ec.message());
+  for (const char* name : RUN_FILES) {
+    if (!lexists(path_ + "/" + name)) continue;
+    fs::rename(path_ + "/" + name, incoming + "/" + name, ec);
+    if (ec) throw Error("cannot move '" + path_ + "/" + name + "' to '" + incoming + "': " + ec.message());
+  }
+  OutputFile mark(incoming + "/" + REPLACED_MARK, Links::REPLACE);
+  mark.write("train --force moved the run it replaced here; deleted once the new run has saved its model\n");
+  mark.commit();
   // A finished run here is newer than a pending replaced/: that one was superseded.
   if (pending) fs::remove_all(replaced_path(), ec);
   if (ec) throw Error("cannot remove '" + replaced_path() + "': " + ec.message());
-  fs::create_directory(replaced_path(), ec);
-  if (ec) throw Error("cannot create '" + replaced_path() + "': " + ec.message());
-  OutputFile mark(replaced_path() + "/" + REPLACED_MARK, Links::REPLACE);
-  mark.write("train --force moved the run it replaced here; deleted once the new run has saved its model\n");
-  mark.commit();
+  fs::rename(incoming, replaced_path(), ec);
+  if (ec) throw Error("cannot move '" + incoming + "' to '" + replaced_path() + "': " + ec.message());
+  sync_folder(path_);
+}
+
+// A replaced.incoming/ that a killed --force left: its files go back where they were (none of
+// them has a newer copy here: the move takes each name away), and the folder goes.
+void RunFolder::restore_incoming() {
+  const std::string incoming = path_ + "/" + INCOMING;
+  struct stat st {};
+  if (lstat(incoming.c_str(), &st) != 0) return;
+  if (!S_ISDIR(st.st_mode)) throw Error("'" + incoming + "' is not a folder train made; move it away first");
+  std::error_code ec;
   for (const char* name : RUN_FILES) {
-    if (!lexists(path_ + "/" + name)) continue;
-    fs::rename(path_ + "/" + name, replaced_path() + "/" + name, ec);
-    if (ec) throw Error("cannot move '" + path_ + "/" + name + "' to '" + replaced_path() + "': " + ec.message());
+    const std::string from = incoming + "/" + name, to = path_ + "/" + name;
+    if (!lexists(from) || lexists(to)) continue;
+    fs::rename(from, to, ec);
+    if (ec) throw Error("cannot move '" + from + "' back to '" + to + "': " + ec.message());
   }
+  fs::remove_all(incoming, ec);
+  if (ec) throw Error("cannot remove '" + incoming + "': " + ec.message());
 }
 
 void RunFolder::finish() {

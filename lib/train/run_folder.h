@@ -66,6 +66,8 @@ class RunFolder {
   // are left out so that --resume and --force find it: one file a run, appended to.
   std::string events_path() const { return path_ + "/" + EVENTS_FILE; }
   static constexpr const char* EVENTS_FILE = "events.out.tfevents.train";
+  static constexpr const char* MODEL_CARD = "MODEL_CARD.md";
+  std::string model_card_path() const { return path_ + "/" + MODEL_CARD; }
 
   // Creates the folder and writes options.json; a new run also starts metrics.csv and the
   // events file, a resumed one appends to them (the rows and events after its checkpoint's
@@ -89,6 +91,7 @@ class RunFolder {
 
  private:
   void replace_previous_run();
+  void restore_incoming();
   void start_events();
   void keep_metrics_through_checkpoint();
   std::string path_;

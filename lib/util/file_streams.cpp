@@ -162,9 +162,24 @@ struct InputFile::Decoder {
   }
 };
 
-InputFile::InputFile(const std::string& path) : path_(path) {
+InputFile::InputFile(const std::string& path, InputKind kind) : path_(path) {
   if (path == "-") {
     file_ = stdin;
+  } else if (kind == InputKind::REGULAR) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) throw Error("cannot open '" + path + "': " + errno_text());
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      throw Error("'" + path + "' is " + (S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "not a regular file") +
+                  ": this list is read whole before the work, from a file");
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    file_ = fdopen(fd, "rb");
+    if (!file_) {
+      ::close(fd);
+      throw Error("cannot open '" + path + "': " + errno_text());
+    }
   } else {
     file_ = std::fopen(path.c_str(), "rb");
     if (!file_) throw Error("cannot open '" + path + "': " + errno_text());

@@ -267,11 +267,22 @@ void AtomicPath::sync() {
   synced_ = true;
 }
 
+void sync_folder(const std::string& folder) {
+  const int fd = open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // a folder that cannot be opened to read cannot be synced either: the rename stands
+  const int status = fsync(fd), error = errno;
+  close(fd);
+  // EINVAL: a file system without directory sync (some network and FUSE ones).
+  if (status != 0 && error != EINVAL) throw Error("cannot sync the folder '" + folder + "': " + std::strerror(error));
+}
+
 void AtomicPath::commit() {
   sync();
   if (std::rename(temp_.c_str(), target_.c_str()) != 0)
     throw Error("cannot rename '" + temp_ + "' to '" + target_ + "': " + errno_text());
   committed_ = true;
+  const size_t slash = target_.rfind('/');
+  sync_folder(slash == std::string::npos ? "." : slash == 0 ? "/" : target_.substr(0, slash));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -125,9 +125,13 @@ class Outputs {
 };
 
 // Reads a plain, gzip or zstd file (detected from its first bytes, not its name); "-" is stdin.
+// A reader that takes the whole file before any work (a FEN list) asks for a regular file:
+// opened without waiting, so that a FIFO nobody writes, or a device, is one line, not a hang.
+enum class InputKind { ANY, REGULAR };
+
 class InputFile {
  public:
-  explicit InputFile(const std::string& path);
+  explicit InputFile(const std::string& path, InputKind kind = InputKind::ANY);
   ~InputFile();
   // Reads up to `size` bytes of decompressed data; 0 at the end. Throws legalnet::Error.
   size_t read(char* buffer, size_t size);
@@ -152,6 +156,10 @@ std::string read_run_file(const std::string& path, uint64_t max_bytes);
 // The same rules, for a reader that takes the descriptor: returns it, open, checked and
 // owned by the caller.
 int open_run_file(const std::string& path, uint64_t max_bytes);
+
+// Makes a folder's entries durable (a rename into it survives a power loss); throws
+// legalnet::Error when the sync fails.
+void sync_folder(const std::string& folder);
 
 // Removes every registered temporary file, then restores the default action and re-raises;
 // installed once by the first AtomicPath.

@@ -2,7 +2,9 @@
 // mapping of every failure to one line on stderr and exit status 1.
 #pragma once
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <exception>
 #include <new>
@@ -20,6 +22,12 @@ inline std::string command_line(int argc, char** argv) {
   return s;
 }
 
+// Flushes standard output; throws legalnet::Error when what a tool printed there was lost (a full
+// disk, `> /dev/full`, a closed pipe): a summary that never arrived is a failure, not a success.
+inline void flush_stdout() {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw Error(std::string("standard output: ") + std::strerror(errno));
+}
+
 // Runs fn() and returns its exit status, or prints "<tool>: <error>" as one line and exits with 1:
 // every failure, whatever its type (torch's c10::Error, std::filesystem_error, an exhausted
 // memory), becomes that line, never an abort with a trace.
@@ -27,7 +35,9 @@ template <class Fn>
 int report_errors(const char* tool, Fn&& fn) {
   std::string message;
   try {
-    return fn();
+    const int status = fn();
+    flush_stdout();
+    return status;
   } catch (const Error& e) {
     message = e.what();
   } catch (const std::bad_alloc&) {

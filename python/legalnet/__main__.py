@@ -1,12 +1,16 @@
-"""python -m legalnet export MODEL.safetensors OUT.onnx|OUT.pt2|OUT.ts
+"""legalnet export MODEL.safetensors OUT.onnx|OUT.pt2|OUT.ts
         (ONNX, a torch.export program, or legacy TorchScript, for people without legalnet)
-python -m legalnet score MODEL.safetensors FEN [TOP]   (the model's most likely moves in a position)
-python -m legalnet convert OLD.pt NEW.safetensors      (a model.pt of an earlier legalnet, read as data)"""
+legalnet score MODEL.safetensors FEN [TOP]   (the model's most likely moves in a position)
+legalnet convert OLD.pt NEW.safetensors      (a model.pt of an earlier legalnet, read as data)
+(`legalnet` is the command `pip install ./python` installs; `python -m legalnet` is the same.)"""
 import os
 import sys
 
 
-def main(argv):
+def run(argv):
+    if argv in (["-h"], ["--help"], ["help"]):
+        print(__doc__.strip())
+        return 0
     import legalnet
     from .untrusted import printable
     if len(argv) == 3 and argv[0] == "export":
@@ -39,9 +43,11 @@ def _fail(line, status):
     os._exit(status)
 
 
-if __name__ == "__main__":
+def main(argv=None):
+    """The `legalnet` command (the console script pip installs) and `python -m legalnet`: the
+    exit status; every failure is one line on stderr (_fail)."""
     try:
-        status = main(sys.argv[1:])
+        status = run(sys.argv[1:] if argv is None else argv)
         sys.stdout.flush()
     except KeyboardInterrupt:  # SIGINT: the temporaries are gone (write_atomically), as a shell expects
         _fail("interrupted", 130)
@@ -52,4 +58,8 @@ if __name__ == "__main__":
         if isinstance(e, OSError) and e.strerror and isinstance(e.filename, (str, bytes)):
             text = f"{os.fsdecode(e.filename)}: {e.strerror}"  # the name as it is, escaped below (not repr's)
         _fail(text.splitlines()[0] if text else type(e).__name__, 1)
-    sys.exit(status)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -162,6 +162,28 @@ def _open(path):
     return f
 
 
+def _identity(path, f):
+    """What the open file ``f`` (h5py) is: (st_dev, st_ino, st_size, st_mtime_ns) of HDF5's own
+    descriptor (the sec2 driver's, the default), else of a stat of ``path`` made just after it was
+    opened. A Dataset records it when made, and every handle opened later (in a DataLoader worker,
+    or an epoch of BatchReader) must match it."""
+    try:
+        st = os.fstat(f.id.get_vfd_handle()) if f.driver == "sec2" else os.stat(path)
+    except (OSError, RuntimeError, TypeError, ValueError):
+        st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _check_identity(path, expected, found, owner="Dataset"):
+    """RuntimeError when the file now open as ``path`` is not the one ``expected`` names: another
+    file moved onto the name (a new inode or size), or the file rewritten in place (its time)."""
+    if expected is None or found == expected:
+        return
+    what = "a new inode or size" if found[:3] != expected[:3] else "rewritten in place"
+    raise RuntimeError(f"{path}: the file changed since this {owner} was opened ({what}): it holds another "
+                       f"dataset now; make a new {owner}")
+
+
 def _ranges(starts, counts):
     """The indices starts[i] .. starts[i] + counts[i] - 1 of every i, one after the other."""
     ends = np.cumsum(counts)
@@ -326,10 +348,20 @@ class _Reader:
     spawned, opens its own), the small per-row columns in memory, and the rows of one chunk of
     positions and legal_moves decoded at a time. ``chunk`` may run on several threads."""
 
-    def __init__(self, path, with_ply=False):
+    def __init__(self, path, with_ply=False, identity=None, owner="Dataset"):
         self.path = path
         self.pid = os.getpid()
         self.file = _open(path)
+        # The file opened must be the one its Dataset or BatchReader (``owner``) was made on
+        # (``identity``, _identity's): a file moved onto the name since gave rows of both, the
+        # workers reading the new one and the shared cache holding chunks of the old.
+        self.identity, self.owner = identity, owner
+        try:
+            self.fd = self.file.id.get_vfd_handle() if self.file.driver == "sec2" else None
+            _check_identity(path, identity, _identity(path, self.file), owner)
+        except BaseException:
+            self.file.close()
+            raise
         self.positions, self.legal_moves = self.file["positions"], self.file["legal_moves"]
         self.rows = len(self.positions)
         # As stored, for the checks; the compact rows keep them narrow once checked.
@@ -381,7 +413,15 @@ class _Reader:
             raise ValueError(f"{at} does not inflate to its {size} bytes")
         return out if checksum else (out, int.from_bytes(data[-4:], "big"))
 
+    def check_unchanged(self):
+        """RuntimeError when the open file was rewritten in place since it was recorded (its size
+        or time changed): one fstat, made before each chunk is read."""
+        if self.identity is not None and self.fd is not None:
+            st = os.fstat(self.fd)
+            _check_identity(self.path, self.identity, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), self.owner)
+
     def chunk(self, c):
+        self.check_unchanged()
         start = c * self.chunk_rows
         stop = min(start + self.chunk_rows, self.rows)
         modes = self.deflated or (None, None)
@@ -635,12 +675,18 @@ class Dataset(torch.utils.data.Dataset):
     DataLoader workers it forks, so that a chunk one worker decoded is not decoded again by
     another (spawned workers, or a larger file, keep a cache per process). With
     ``shuffle=True`` that is fast while the rows fit the cache; for more rows, pass
-    ``sampler=BlockShuffleSampler(dataset)``, which visits chunks in a shuffled order."""
+    ``sampler=BlockShuffleSampler(dataset)``, which visits chunks in a shuffled order.
+
+    It reads the file it was made on: a process that opens the name later (a DataLoader worker)
+    and finds another file there (one moved onto the name, or the file rewritten in place) raises
+    RuntimeError rather than mixing the rows of both; make a new Dataset for the new file."""
 
     def __init__(self, path, inputs=DEFAULT_INPUT_KIND, rows=None, cache_bytes=256 << 20):
         input_kind(inputs)
         self.path, self.inputs, self.cache_bytes = str(path), inputs, int(cache_bytes)
         with _open(self.path) as f:
+            # What the file is: every process that reads it later checks that it opened this one.
+            self._identity = _identity(self.path, f)
             n = len(f["positions"])
             self.rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64).reshape(-1)
             if len(self.rows) and (self.rows.min() < 0 or self.rows.max() >= n):
@@ -655,10 +701,11 @@ class Dataset(torch.utils.data.Dataset):
     def _rows_of(self, indices):
         """Compact rows of the items `indices`."""
         if self._cache is None or self._cache.reader.pid != os.getpid():  # not a handle from before a fork
-            reader, shared = _Reader(self.path), self._shared
+            # RuntimeError when the file under the name is no longer the one the Dataset was made on.
+            reader, shared = _Reader(self.path, identity=getattr(self, "_identity", None)), self._shared
             if shared is not None and (shared.rows, shared.chunk_rows) == (reader.rows, reader.chunk_rows):
                 self._cache = _SharedChunkCache(reader, shared, self.cache_bytes)
-            else:  # (a file replaced since the Dataset was made: this process's own cache)
+            else:
                 self._cache = _ChunkCache(reader, self.cache_bytes)
         file_rows = self.rows[np.asarray(indices, dtype=np.int64).reshape(-1)]
         step = self._cache.slots
@@ -814,7 +861,8 @@ class BatchReader:
 
     ``threads`` threads inflate chunks, the next group of blocks while the current one is
     served; with ``prefetch`` > 0 a background thread prepares that many batches ahead, so that
-    reading overlaps the training step."""
+    reading overlaps the training step. Each epoch opens the file again and raises RuntimeError
+    when it is no longer the one the BatchReader was made on."""
 
     def __init__(self, path, inputs=DEFAULT_INPUT_KIND, batch_size=256, seed=0, block_rows=8192, buffer_blocks=8,
                  position_ply_limit=0, drop_last=True, prefetch=4, threads=2, max_ply=None):
@@ -832,6 +880,7 @@ class BatchReader:
         self.position_ply_limit, self.drop_last, self.epoch = int(position_ply_limit), drop_last, 0
         self.prefetch, self.threads = int(prefetch), max(1, int(threads))
         with _open(self.path) as f:
+            self._identity = _identity(self.path, f)  # each epoch opens the file again, and checks it is this one
             self.rows = len(f["positions"])
 
     def __len__(self):
@@ -861,7 +910,7 @@ class BatchReader:
         starts = np.arange(0, self.rows, self.block_rows)
         rng.shuffle(starts)
         groups = [starts[g:g + self.buffer_blocks] for g in range(0, len(starts), self.buffer_blocks)]
-        reader = _Reader(self.path, with_ply=self.position_ply_limit > 0)
+        reader = _Reader(self.path, with_ply=self.position_ply_limit > 0, identity=self._identity, owner="BatchReader")
         pool = ThreadPoolExecutor(self.threads)
         try:
             r = reader.chunk_rows

@@ -18,8 +18,9 @@ FORMATS = {".onnx": "ONNX", ".pt2": "torch.export", ".ts": "TorchScript (legacy)
 
 def export_model(model_path, out_path):
     """Writes the model of ``model_path`` in the format ``out_path``'s extension names (FORMATS),
-    through a temporary renamed when complete; returns the format's name. ValueError, before any
-    work, for an unknown extension or an output that is the model itself."""
+    through a temporary renamed when complete (in a folder of its own that no one else can write
+    in: model_file.write_atomically); returns the format's name. ValueError, before any work, for
+    an unknown extension or an output that is the model itself."""
     model_path, out_path = str(model_path), str(out_path)
     extension = os.path.splitext(out_path)[1].lower()
     if extension not in FORMATS:
@@ -70,7 +71,10 @@ def _write_program(model, path):
 
 
 def _write_torchscript(model, path):
-    torch.jit.script(model).save(path)
+    # Through a file object: torch's writer, given a name, ends the process (std::terminate) on a
+    # write error such as a full disk; given a file, it raises the OSError.
+    with open(path, "xb") as f:
+        torch.jit.save(torch.jit.script(model), f)
 
 
 def export_torchscript(model_path, out_path):

@@ -69,7 +69,8 @@ def _king_attacked(squares, side):
 
 def position_errors(squares, side, castling, en_passant):
     """The first of a batch's positions that lib/chess/position.cpp's FEN parser refuses, as
-    ``(row, message)``, or None: one king a side, no pawn on the first or last rank, castling
+    ``(row, message)``, or None: one king a side, no pawn on the first or last rank, material a
+    game can reach (at most 8 pawns, no more promoted pieces than missing pawns), castling
     rights with the king and rook on their squares, an en-passant square behind a pawn that has
     just made a double push, the side not to move not in check. squares int8 [B, 64], side [B]
     (+1 / -1), castling [B] (0..15), en_passant [B] (-1..63). The messages are the C++ ones."""
@@ -86,6 +87,16 @@ def position_errors(squares, side, castling, en_passant):
         (black_kings != 1, lambda r: f"FEN field 1: {black_kings[r]} black kings, expected exactly one"),
         (pawns, lambda r: "FEN field 1: pawn on the first or last rank"),
     ]
+    # Material a game can reach: every piece beyond a side's first queen, two rooks, two bishops
+    # and two knights was a pawn (it also bounds the C++ move list, lib/chess/movegen.h).
+    for sign, name in ((1, "white"), (-1, "black")):
+        count = [(squares == sign * code).sum(1) for code in range(1, 6)]  # pawns .. queens
+        promoted = sum(np.maximum(count[code - 1] - start, 0) for code, start in ((2, 2), (3, 2), (4, 2), (5, 1)))
+        checks.append((count[0] > 8, lambda r, count=count, name=name:
+                       f"FEN field 1: {count[0][r]} {name} pawns, more than 8"))
+        checks.append((promoted > 8 - count[0], lambda r, count=count, promoted=promoted, name=name:
+                       f"FEN field 1: {name} has {promoted[r]} promoted pieces and {count[0][r]} pawns: "
+                       "more than its 8 pawns could become"))
     for bit, letter in zip((1, 2, 4, 8), "KQkq"):
         king, rook, king_code, rook_code = _CASTLING_PIECES[bit]
         wrong = ((castling & bit) != 0) & ((squares[:, king] != king_code) | (squares[:, rook] != rook_code))

@@ -86,6 +86,10 @@ const BadFen BAD_FENS[] = {
     {"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 99999999999 1", "FEN field 5: halfmove clock"},
     {"bqnbrkrn/pppppppp/8/8/8/8/PPPPPPPP/BQNBRKRN w GEge - 0 1",
      "FEN field 3: castling letter 'G' is Chess960's (Shredder-FEN), not standard chess"},
+    {"QQQQQQQQ/QQQQQQQQ/8/8/8/8/8/4K2k w - - 0 1",
+     "FEN field 1: white has 15 promoted pieces and 0 pawns: more than its 8 pawns could become"},
+    {"4k3/8/8/8/8/8/NNNPPPPP/4KN2 w - - 0 1", ""},  // 4 knights, 5 pawns: 2 promoted, 3 missing
+    {"4k3/8/8/8/8/p7/pppppppp/4K3 b - - 0 1", "FEN field 1: 9 black pawns, more than 8"},
     {"4k3/8/8/8/8/8/8/4K2R b - - 0 1", ""},  // legal: sanity check of the table itself
     {"4k2R/8/8/8/8/8/8/4K3 w - - 0 1", "FEN field 1: the side not to move is in check"},
 };
@@ -119,6 +123,24 @@ TEST(Fen, VoidCastlingRightsAreDroppedWhenAsked) {
   const Position clean("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", &dropped);
   EXPECT_EQ(dropped, "");
   EXPECT_EQ(clean.castling_rights(), 15);
+}
+
+// The most moves a position can have (218, Petrovic's): the material check accepts it, and a
+// list sized for the material bound holds it.
+TEST(Fen, TheFullestReachableMaterialIsAcceptedAndItsMovesFit) {
+  const Position pos("R6R/3Q4/1Q4Q1/4Q3/2Q4Q/Q4Q2/pp1Q4/kBNN1KB1 w - - 0 1");
+  EXPECT_EQ(MoveList(pos).size(), 218);
+  static_assert(MAX_MOVES >= 9 * 27 + 2 * 14 + 2 * 13 + 2 * 8 + 10);
+}
+
+// A dataset row is set up through from_parts, with the same checks as FEN text.
+TEST(Fen, PartsWithMaterialAGameCannotReachAreRefused) {
+  std::array<Piece, SQUARE_NB> board{};
+  for (int s = 0; s < 48; ++s) board[size_t(s)] = W_QUEEN;
+  board[SQ_E8] = B_KING;
+  board[SQ_A8] = W_KING;
+  board[SQ_H8] = NO_PIECE;
+  EXPECT_EQ(test::error_of([&] { Position::from_parts(board, BLACK, 0, SQ_NONE, 0, 1); }).rfind("FEN field 1: white has", 0), 0u);
 }
 
 }  // namespace

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "chess/notation.h"
 #include "encode/encode.h"
 #include "eval/anatomy.h"
 #include "eval/gallery.h"
 #include "eval/games.h"
+#include "eval/position_search.h"
 #include "support/helpers.h"
 
 namespace legalnet::eval {
@@ -193,6 +195,101 @@ TEST(Games, IllegalPicksInCheckAreCountedApartAndCleanGamesAreThoseWithoutThem) 
   EXPECT_GT(king_safety, 0u);
   EXPECT_LE(king_safety, illegal_in_check);
   EXPECT_EQ(s.illegal_king_safety(), king_safety);
+}
+
+// A model that puts mass on a1a1 (never a move) whenever its side is in check, and on every legal
+// move: the adversary, which plays the reply after which the model's illegal mass is highest,
+// gives check whenever it can, so the model answers far more checks than against a random mover,
+// and errs only there.
+TEST(Games, TheAdversaryStepsIntoTheModelsWeakSpot) {
+  const Predictor errs_in_check = [](const std::vector<const Position*>& positions, std::vector<float>& probs) {
+    for (size_t i = 0; i < positions.size(); ++i) {
+      for (auto m : chess::MoveList(*positions[i])) probs[i * encode::MOVE_INDICES + size_t(encode::move_index(m))] = 1;
+      if (positions[i]->in_check()) probs[i * encode::MOVE_INDICES] = 1;
+    }
+  };
+  GameOptions o;
+  o.games = 12;
+  o.seed = 4;
+  o.max_plies = 120;
+  o.concurrent = 5;
+  const GamesSummary random = play_games(errs_in_check, o);
+  o.opponent = Opponent::ADVERSARY;
+  const GamesSummary adversary = play_games(errs_in_check, o);
+  const auto share_in_check = [](const GamesSummary& s) {
+    return double(s.illegal_picks_in_check().total) / double(s.illegal_picks().total);
+  };
+  EXPECT_GT(share_in_check(adversary), 3 * share_in_check(random));
+  EXPECT_EQ(adversary.illegal_picks_not_in_check().count, 0u);
+  EXPECT_GT(adversary.illegal_picks().count, random.illegal_picks().count);
+  EXPECT_GT(adversary.mean_adversary_mass(), 0.0);
+  EXPECT_EQ(random.mean_adversary_mass(), 0.0);
+  const GamesSummary again = play_games(errs_in_check, o);  // the adversary draws nothing
+  EXPECT_EQ(again.illegal_picks().count, adversary.illegal_picks().count);
+  EXPECT_EQ(again.mean_plies_before_illegal(), adversary.mean_plies_before_illegal());
+}
+
+TEST(PositionSearch, EditsAreLegalDeterministicAndVaried) {
+  const Position start("r3k2r/ppp2ppp/8/3pP3/8/8/PPP2PPP/R3K2R w KQkq d6 0 1");
+  std::set<std::string> seen;
+  for (uint64_t i = 0; i < 300; ++i) {
+    GameRng a(9, i), b(9, i);
+    const auto edited = random_edit(start, a);
+    ASSERT_TRUE(edited.has_value());
+    EXPECT_EQ(edited->fen(), random_edit(start, b)->fen());
+    EXPECT_NE(edited->fen(), start.fen());
+    EXPECT_EQ(Position(edited->fen()).fen(), edited->fen());  // a legal position, read back as itself
+    seen.insert(edited->fen());
+  }
+  EXPECT_GT(seen.size(), 100u);
+}
+
+TEST(PositionSearch, TheWorstMarginIsTheWorstMoveOfEitherKind) {
+  const Position pos;
+  std::vector<float> probs(encode::MOVE_INDICES, 0.0f);
+  for (auto m : MoveList(pos)) probs[size_t(encode::move_index(m))] = 1;
+  EXPECT_EQ(worst_margin(pos, probs.data()), 0.0);
+  probs[size_t(encode::move_index(MoveList(pos)[0]))] = 0.25f;
+  EXPECT_DOUBLE_EQ(worst_margin(pos, probs.data()), 0.75);
+  probs[0] = 0.9f;  // a1a1, never a move
+  EXPECT_NEAR(worst_margin(pos, probs.data()), 0.9, 1e-6);
+}
+
+// A model right everywhere but where the side to move has a queen and a knight: no start has
+// both, the search adds them. A perfect model is never broken.
+TEST(PositionSearch, FindsAWeakSpotAPerfectModelHasNone) {
+  const Predictor errs = [](const std::vector<const Position*>& positions, std::vector<float>& probs) {
+    for (size_t i = 0; i < positions.size(); ++i) {
+      const Position& pos = *positions[i];
+      for (auto m : MoveList(pos)) probs[i * encode::MOVE_INDICES + size_t(encode::move_index(m))] = 1;
+      const chess::Color us = pos.side_to_move();
+      // Closer to the weak spot, a higher margin that never breaks: the climb has a slope.
+      const bool queen = pos.pieces(us, chess::QUEEN) != 0, knight = pos.pieces(us, chess::KNIGHT) != 0;
+      probs[i * encode::MOVE_INDICES] = queen && knight ? 0.9f : queen || knight ? 0.3f : 0.0f;
+    }
+  };
+  const std::vector<std::string> starts = {"4k3/8/8/8/8/8/8/4K3 w - - 0 1", "8/8/3k4/8/8/2K5/8/8 b - - 0 1",
+                                           "4k3/pppp4/8/8/8/8/4PPPP/4K3 w - - 0 1"};
+  SearchOptions o;
+  o.budget = 400;
+  o.seed = 2;
+  const SearchSummary found = search_positions(errs, starts, o);
+  EXPECT_EQ(found.broken().count, 3u);
+  for (const auto& s : found.starts) {
+    EXPECT_FALSE(s.start_broken);
+    EXPECT_LE(s.evaluations, 400);
+    const Position worst(s.worst);
+    EXPECT_TRUE(worst.pieces(worst.side_to_move(), chess::QUEEN) && worst.pieces(worst.side_to_move(), chess::KNIGHT))
+        << s.worst;
+  }
+  EXPECT_GT(found.median_evaluations_to_break(), 1.0);
+  const SearchSummary again = search_positions(errs, starts, o);
+  EXPECT_EQ(again.starts[1].worst, found.starts[1].worst);
+  const SearchSummary perfect = search_positions(uniform_legal(), starts, o);
+  EXPECT_EQ(perfect.broken().count, 0u);
+  for (const auto& s : perfect.starts) EXPECT_EQ(s.evaluations, 400);
+  o.random_walk = true;
+  EXPECT_EQ(search_positions(uniform_legal(), starts, o).broken().count, 0u);
 }
 
 // Known values: 1 of 10 gives 1.79%-40.42% (R's prop.test(1, 10, correct = FALSE)); none of n

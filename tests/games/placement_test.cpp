@@ -5,13 +5,61 @@
 #include "chess/movegen.h"
 #include "eval/situations.h"
 #include "games/game_start.h"
+#include "games/material_class.h"
 #include "games/placement.h"
+#include "support/helpers.h"
 #include "util/error.h"
 
 namespace legalnet {
 namespace {
 
 using namespace chess;
+
+// Every legal position of a class, white to move, against python-chess's is_valid() over every
+// placement of the pieces (tests/games/material_classes.py, the oracle: about two minutes).
+TEST(MaterialClass, EveryLegalPositionOfAClassOnceAsPythonChessCountsThem) {
+  const auto count = [](const char* spec) {
+    const std::vector<MaterialClass> classes = material_classes(spec);
+    EXPECT_EQ(classes.size(), 1u);
+    std::set<std::string> fens;
+    const uint64_t n = for_each_position(classes[0], [&](const Position& pos) {
+      EXPECT_EQ(pos.side_to_move(), WHITE);
+      fens.insert(pos.fen());
+    });
+    EXPECT_EQ(fens.size(), n) << spec;
+    return n;
+  };
+  EXPECT_EQ(count("Q"), 144508u);
+  EXPECT_EQ(count("P"), 163328u);
+  EXPECT_EQ(count("n"), 223944u);
+  EXPECT_EQ(count("none"), 3612u);  // 64 x 63 squares less the kings side by side (420)
+}
+
+TEST(MaterialClass, SpecsNameEachClassOnceAndBadOnesAreRefusedByName) {
+  std::vector<std::string> names;
+  for (const auto& m : material_classes("?")) names.push_back(m.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"KPvK", "KNvK", "KBvK", "KRvK", "KQvK", "KvKP", "KvKN", "KvKB", "KvKR",
+                                             "KvKQ"}));
+  EXPECT_EQ(material_classes("??").size(), 55u);  // pairs of the ten, with repetition
+  EXPECT_EQ(material_classes("?q").size(), 10u);
+  EXPECT_EQ(material_classes("Rn")[0].name, "KRvKN");
+  EXPECT_EQ(test::error_of([] { material_classes("X"); }), "--material 'X': 'X' is not a piece letter (PNBRQ pnbrq, or ?)");
+  EXPECT_EQ(test::error_of([] { material_classes("QQQ"); }), "--material 'QQQ': at most 2 pieces beside the kings");
+  EXPECT_NE(test::error_of([] { material_classes(""); }), "");
+}
+
+TEST(MaterialClass, SamplesAreLegalSeededAndVaried) {
+  const MaterialClass m = material_classes("Qr")[0];
+  std::set<std::string> fens;
+  for (uint64_t i = 0; i < 200; ++i) {
+    const Position pos = sample_position(m, 3, i);
+    EXPECT_EQ(pos.fen(), sample_position(m, 3, i).fen());
+    EXPECT_EQ(popcount(pos.pieces()), 4);
+    EXPECT_EQ(Position(pos.fen()).fen(), pos.fen());
+    fens.insert(pos.fen());
+  }
+  EXPECT_GT(fens.size(), 190u);
+}
 
 TEST(RandomPlacement, SameStreamSamePosition) {
   for (uint64_t i = 0; i < 50; ++i) {

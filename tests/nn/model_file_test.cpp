@@ -3,6 +3,7 @@
 // C++ <-> Python logits: ModelFile/PythonPackage.* in nn_test.cpp.)
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -49,8 +50,26 @@ struct Parts {
     header = ordered_json::parse(bytes.substr(8, n));
     data = bytes.substr(8 + n);
   }
-  std::string bytes() const {
-    const std::string text = header.dump();
+  // The data's checksum follows a changed tensor, so that the change reaches the reader's other
+  // checks, unless `keep_crc` (a damaged copy).
+  std::string bytes(bool keep_crc = false) const {
+    ordered_json h = header;
+    if (!keep_crc && h.contains("__metadata__") && h["__metadata__"].contains(safetensors::DATA_CRC_KEY)) {
+      // The tensors in the order of their names (std::map's), as the writer sums them.
+      std::map<std::string, std::pair<uint64_t, uint64_t>> spans;
+      for (const auto& [name, entry] : h.items())
+        if (name != "__metadata__" && entry.contains("data_offsets") && entry["data_offsets"].size() == 2 &&
+            entry["data_offsets"][0].is_number_unsigned() && entry["data_offsets"][1].is_number_unsigned())
+          spans[name] = {entry["data_offsets"][0].get<uint64_t>(), entry["data_offsets"][1].get<uint64_t>()};
+      uLong sum = crc32(0L, Z_NULL, 0);
+      for (const auto& [name, span] : spans)
+        if (span.first <= span.second && span.second <= data.size())
+          sum = crc32(sum, reinterpret_cast<const Bytef*>(data.data() + span.first), uInt(span.second - span.first));
+      char crc[9];
+      std::snprintf(crc, sizeof crc, "%08lx", sum & 0xffffffffUL);
+      h["__metadata__"][safetensors::DATA_CRC_KEY] = crc;
+    }
+    const std::string text = h.dump();
     std::string out(8, '\0');
     for (int i = 0; i < 8; ++i) out[size_t(i)] = char(uint64_t(text.size()) >> (8 * i) & 0xff);
     return out + text + data;
@@ -178,6 +197,12 @@ TEST(ModelFile, HostileFilesAreRefusedInOneLineBeforeAllocation) {
        }),
        "'head.source' differs from the one the architecture resnet 1x8 +state makes"},
       {std::string("PK\x03\x04") + good, "a TorchScript archive"},
+      {[&] {
+         Parts p(good);
+         p.data[p.data.size() - 1] ^= 1;
+         return p.bytes(true);
+       }(),
+       "the tensors do not match their checksum (legalnet_data_crc32 "},
   };
   int i = 0;
   for (const auto& [bytes, expected] : cases) {

@@ -2,11 +2,13 @@
 one Dataset, the same rows and tensors as without workers, and the ways back to a cache per
 process (spawned workers, a file larger than the cache, moves that overflow the shared heap).
 LEGALNET_BIN_DIR names the tools (gen_moves, tensorize) for a tiny dataset."""
+import functools
 import multiprocessing
 import os
 import shutil
 import sys
 import tempfile
+import time
 import unittest
 import zlib
 from unittest import mock
@@ -48,6 +50,23 @@ def claim_and_die(shared, c):
         shared.lock(1 + c, wait=False)
         state[c] = S.CLAIMED
     os._exit(0)
+
+
+def wait_for(signal_path, worker_id):
+    """worker_init_fn: worker 1 starts (and opens the file) only once ``signal_path`` exists."""
+    deadline = time.monotonic() + 120
+    while worker_id == 1 and not os.path.exists(signal_path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def reversed_copy(path, out):
+    """A dataset of the same shape as ``path``'s with its rows in the reverse order (each row
+    still a valid one, with its own legal moves)."""
+    shutil.copy(path, out)
+    with h5py.File(out, "r+") as f:
+        for name in ("positions", "legal_moves", "castling", "en_passant", "ply"):
+            f[name][...] = f[name][...][::-1]
+    return out
 
 
 class SharedChunks(unittest.TestCase):
@@ -150,6 +169,83 @@ class SharedChunks(unittest.TestCase):
         loader = torch.utils.data.DataLoader(data, batch_size=64, num_workers=2)
         with self.assertRaisesRegex(ValueError, "the chunk at row 256 of 'legal_moves' does not inflate"):
             list(loader)
+
+
+class ReplacedFile(unittest.TestCase):
+    """Issue 60: a Dataset whose file is replaced while it is read (another dataset of the same
+    shape moved onto its name) gave the rows of both files: the workers that opened the name
+    afterwards read the new one, the shared cache held chunks of the old. Each process that
+    opens the name now checks that it found the file the Dataset was made on."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.TemporaryDirectory()
+        cls.first = tiny_dataset(cls.folder.name)
+        cls.second = reversed_copy(cls.first, os.path.join(cls.folder.name, "second.h5"))
+        cls.x, cls.y = per_process(cls.first).batch(np.arange(len(legalnet.Dataset(cls.first))))
+        cls.x2, cls.y2 = per_process(cls.second).batch(np.arange(len(cls.x)))
+        assert not torch.equal(cls.x, cls.x2)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.folder.cleanup()
+
+    def message(self, path, owner="Dataset", what="a new inode or size"):
+        return (f"{path}: the file changed since this {owner} was opened ({what}): it holds another dataset now; "
+                f"make a new {owner}")
+
+    def test_a_file_replaced_while_workers_read_it_is_refused_not_mixed(self):
+        path = os.path.join(self.folder.name, "replaced.h5")
+        shutil.copy(self.first, path)
+        data = legalnet.Dataset(path, inputs="state")
+        go = os.path.join(self.folder.name, "go")
+        loader = torch.utils.data.DataLoader(data, batch_size=64, num_workers=2,
+                                             worker_init_fn=functools.partial(wait_for, go))
+        batches = iter(loader)
+        x, y = next(batches)  # worker 0's, from the first file
+        self.assertTrue(torch.equal(x, self.x[:64]) and torch.equal(y, self.y[:64]))
+        os.replace(shutil.copy(self.second, path + ".new"), path)
+        open(go, "w").close()  # worker 1 opens the name now, and finds the second file there
+        with self.assertRaises(RuntimeError) as caught:
+            for x, y in batches:
+                pass
+        self.assertIn(self.message(path), str(caught.exception))
+        # The main process, opening its own handle, and the next workers refuse it too.
+        with self.assertRaises(RuntimeError) as caught:
+            data.batch([0])
+        self.assertEqual(str(caught.exception), self.message(path))
+        with self.assertRaisesRegex(RuntimeError, "the file changed since this Dataset was opened"):
+            epoch(data, 2)
+        # A new Dataset reads the new file.
+        x, y = epoch(legalnet.Dataset(path, inputs="state"), 2, sampler=list(range(len(self.x))))
+        self.assertTrue(torch.equal(x, self.x2) and torch.equal(y, self.y2))
+
+    def test_a_file_rewritten_in_place_is_refused_at_the_next_chunk(self):
+        path = os.path.join(self.folder.name, "rewritten.h5")
+        shutil.copy(self.first, path)
+        data = legalnet.Dataset(path, inputs="state")
+        data._shared = None  # this process's own cache: chunk 1 is read from the file when asked for
+        self.assertTrue(torch.equal(data.batch([0])[0], self.x[:1]))
+        with open(path, "r+b") as f:  # a byte written over with itself: the same size and inode, a new time
+            f.seek(-1, os.SEEK_END)
+            last = f.read(1)
+            f.seek(-1, os.SEEK_END)
+            f.write(last)
+        st = os.stat(path)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a new time, whatever the clock's resolution
+        with self.assertRaises(RuntimeError) as caught:
+            data.batch([300])
+        self.assertEqual(str(caught.exception), self.message(path, what="rewritten in place"))
+
+    def test_a_batch_reader_refuses_a_file_replaced_between_epochs(self):
+        path = os.path.join(self.folder.name, "replaced-batches.h5")
+        shutil.copy(self.first, path)
+        reader = legalnet.BatchReader(path, inputs="state", batch_size=64, block_rows=256, prefetch=0)
+        self.assertEqual(sum(len(x) for x, _ in reader), len(self.x) // 64 * 64)
+        os.replace(shutil.copy(self.second, path + ".new"), path)
+        with self.assertRaises(RuntimeError) as caught:
+            next(iter(reader))
+        self.assertEqual(str(caught.exception), self.message(path, owner="BatchReader"))
 
 
 if __name__ == "__main__":

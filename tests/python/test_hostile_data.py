@@ -166,6 +166,9 @@ class ValuesTheCppSideRefuses(unittest.TestCase):
             ("k7/8/8/8/8/8/8/KK6 w - - 0 1", "FEN field 1: 2 white kings, expected exactly one"),
             ("kk6/8/8/8/8/8/8/K7 w - - 0 1", "FEN field 1: 2 black kings, expected exactly one"),
             ("k6P/8/8/8/8/8/8/K7 w - - 0 1", "FEN field 1: pawn on the first or last rank"),
+            ("QQQQQQQQ/QQQQQQQQ/8/8/8/8/8/4K2k w - - 0 1",
+             "FEN field 1: white has 15 promoted pieces and 0 pawns: more than its 8 pawns could become"),
+            ("4k3/8/8/8/8/p7/pppppppp/4K3 b - - 0 1", "FEN field 1: 9 black pawns, more than 8"),
             ("k6R/8/8/8/8/8/8/K7 w - - 0 1", "FEN field 1: the side not to move is in check"),
             ("k7/8/8/8/8/8/8/K8 w - - 0 1", "FEN field 1: rank 1 is longer than 8 squares"),
             ("k7/8/8/8/8/8/8/K9 w - - 0 1", "FEN field 1: '9' is not a piece"),
@@ -246,6 +249,45 @@ class ValuesTheCppSideRefuses(unittest.TestCase):
         # Row 0 is the start position: without the rook on a1, the right 'Q' is a lie.
         self.refused(self.forge("castling-rook.h5", put("positions", 0, 0, (4, 0, 0))),
                      "row 0: not a position: FEN field 3: castling right 'Q' but the king or rook is not on its square")
+
+    def test_material_no_game_reaches_is_refused_as_the_cpp_readers_refuse_it(self):
+        # Issue 60: lib/chess/position.cpp refuses more than 8 pawns a side and more promoted
+        # pieces than missing pawns (fen.py's position_errors mirrors it); every row the readers
+        # decode goes through that check. Planes: 0 side, 1 pawns .. 5 queens, 6 kings;
+        # positions[plane][rank][file], +1 for white.
+        def queens(f):  # row 3 with the start position's white pieces and 16 white queens
+            p = f["positions"][0]
+            p[1, 1, :] = 0  # the white pawns become queens
+            p[5, 1, :] = 1
+            p[5, 2, :7] = 1  # and seven more on a3..g3: the queen of d1 and 15 promoted
+            f["positions"][3] = p
+            f["castling"][3] = f["castling"][0]
+            f["en_passant"][3] = -1
+
+        def pawns(f):  # row 2 with a ninth black pawn on a6
+            p = f["positions"][0]
+            p[1, 5, 0] = -1
+            f["positions"][2] = p
+            f["castling"][2] = f["castling"][0]
+            f["en_passant"][2] = -1
+
+        train = os.path.join(BIN, "train")
+        for name, change, message in (
+                ("sixteen-queens.h5", queens, "row 3: not a position: FEN field 1: white has 15 promoted pieces and "
+                                              "0 pawns: more than its 8 pawns could become"),
+                ("nine-pawns.h5", pawns, "row 2: not a position: FEN field 1: 9 black pawns, more than 8")):
+            path = self.forge(name, change)
+            self.refused(path, message)
+            if os.path.exists(train):  # the C++ reader's verdict, in the same words
+                out = os.path.join(self.tmp, "run-" + name)
+                run = subprocess.run([train, "--data", path, "--val", path, "--out", out, "--arch", "mlp", "--hidden", "8",
+                                      "--max-steps", "1", "--device", "cpu"],
+                                     capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"),
+                                     timeout=300)
+                self.assertEqual((run.returncode, run.stderr.splitlines()), (1, [f"train: {path}: {message}"]))
+        # The same position as a FEN, refused with the same words.
+        with self.assertRaisesRegex(ValueError, "^FEN field 1: white has 15 promoted pieces and 0 pawns"):
+            legalnet.encode_fen("rnbqkbnr/pppppppp/8/8/8/QQQQQQQ1/QQQQQQQQ/RNBQKBNR w KQkq - 0 1")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import zlib
+from unittest import mock
 
 import numpy as np
 import torch
@@ -21,6 +23,7 @@ import legalnet  # noqa: E402
 from legalnet.convert import read_old_model  # noqa: E402
 
 BIN = os.environ.get("LEGALNET_BIN_DIR", os.path.join(HERE, "..", "..", "build", "bin"))
+CRC_KEY = "legalnet_data_crc32"
 CONFIG = {"kind": "resnet", "hidden": 0, "blocks": 1, "channels": 8, "heads": 0, "squeeze_excitation": False,
           "geometric_head": True, "inputs": "state"}
 
@@ -31,8 +34,39 @@ def split(data):
 
 
 def join(header, body):
+    """A file of ``header`` and ``body``, its checksum (when the header has one) that of ``body``:
+    the hostile files are forged by someone who knows the format, so that the checks behind the
+    checksum are reached."""
+    metadata = header.get("__metadata__")
+    if isinstance(metadata, dict) and CRC_KEY in metadata:
+        metadata[CRC_KEY] = tensors_crc(header, body)
     text = json.dumps(header).encode()
     return struct.pack("<Q", len(text)) + text + body
+
+
+def crc_text(body):
+    return f"{zlib.crc32(body) & 0xFFFFFFFF:08x}"
+
+
+def tensors_crc(header, body):
+    """The tensors' CRC-32, each tensor's bytes in the order of the names (as legalnet computes
+    it), or the whole body's where the header's offsets do not hold."""
+    try:
+        crc = 0
+        for name in sorted(k for k in header if k != "__metadata__"):
+            begin, end = header[name]["data_offsets"]
+            crc = zlib.crc32(body[begin:end], crc)
+        return f"{crc & 0xFFFFFFFF:08x}"
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return crc_text(body)
+
+
+def flipped(good, at):
+    """``good`` with one bit of byte ``at`` of its data section flipped, the checksum left as it was."""
+    header_bytes = struct.unpack("<Q", good[:8])[0]
+    data = bytearray(good)
+    data[8 + header_bytes + at] ^= 0x10
+    return bytes(data)
 
 
 def changed(good, change):
@@ -89,6 +123,10 @@ def hostile_cases(good):
         ("channels 2^32+8", with_config(good, channels=2**32 + 8), "channels"),
         ("boolean blocks", with_config(good, blocks=True), "blocks"),
         ("mixing the net does not have", with_config(good, mixing="lines\x1b[2J"), "mixing"),
+        # Issue 60: a byte damaged in a copy, in a weight or in a move map.
+        ("a flipped byte", flipped(good, 5), "the tensors do not match their checksum"),
+        ("a flipped byte in the move map", flipped(good, split(good)[0]["head.source"]["data_offsets"][0]),
+         "the tensors do not match their checksum"),
     ]
 
 
@@ -126,6 +164,48 @@ class ModelFiles(unittest.TestCase):
         header, body = split(self.good)
         self.assertEqual(header["__metadata__"]["format"], "legalnet-model 2")
         self.assertEqual(len(body), max(v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"))
+        self.assertEqual(header["__metadata__"][CRC_KEY], tensors_crc(header, body))
+        self.assertEqual((len(self.good) - len(body)) % 8, 0)  # the data 8-byte aligned, as safetensors writes it
+        from safetensors import safe_open
+        with safe_open(self.good_path, framework="pt") as f:  # the reference reader takes it
+            self.assertEqual(f.metadata()[CRC_KEY], tensors_crc(header, body))
+            self.assertTrue(torch.equal(f.get_tensor("stem.weight"), model.net.state_dict()["stem.weight"]))
+
+    def test_a_damaged_file_is_refused_by_its_checksum_and_one_without_a_checksum_loads(self):
+        # Issue 60: a flipped byte in the tensors (one that leaves every value finite) is one line
+        # naming the file and both checksums, in Python and in evaluate.
+        stored = split(self.good)[0]["__metadata__"][CRC_KEY]
+        damaged = flipped(self.good, 1)
+        path = self.write("damaged", damaged)
+        with self.assertRaises(ValueError) as raised:
+            legalnet.load_model(path)
+        self.assertEqual(str(raised.exception),
+                         f"{path}: the tensors do not match their checksum ({CRC_KEY} {stored}, computed "
+                         f"{tensors_crc(*split(damaged))}): the file is damaged; copy it again or retrain")
+        evaluate = os.path.join(BIN, "evaluate")
+        if os.path.exists(evaluate):
+            run = subprocess.run([evaluate, "--model", path, "--fen", "startpos", "--device", "cpu"],
+                                 capture_output=True, text=True)
+            self.assertEqual((run.returncode, len(run.stderr.splitlines())), (1, 1), run.stderr)
+            self.assertIn(f"the tensors do not match their checksum ({CRC_KEY} {stored}, computed", run.stderr)
+        # A file from before the checksum (or from another writer) loads, and gives the same net.
+        older_data = changed(self.good, lambda h, _: h["__metadata__"].pop(CRC_KEY))
+        self.assertNotIn(CRC_KEY, split(older_data)[0]["__metadata__"])
+        older = self.write("no-checksum", older_data)
+        x = torch.randn(3, legalnet.input_kind("state").planes, 8, 8)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(legalnet.load_model(older)(x), legalnet.load_model(self.good_path)(x)))
+        if os.path.exists(evaluate):
+            run = subprocess.run([evaluate, "--model", older, "--fen", "startpos", "--device", "cpu", "-q"],
+                                 capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, run.stderr)
+        # A checksum that is not 8 hex digits is a mismatch too, quoted escaped.
+        header, body = split(self.good)
+        header["__metadata__"][CRC_KEY] = "\x1b[2J"
+        text = json.dumps(header).encode()
+        odd = self.write("odd-checksum", struct.pack("<Q", len(text)) + text + body)
+        with self.assertRaisesRegex(ValueError, r"\(legalnet_data_crc32 \\x1b\[2J, computed [0-9a-f]{8}\)"):
+            legalnet.load_model(odd)
 
     def test_hostile_files_are_refused_in_one_line_by_python_and_by_evaluate(self):
         evaluate = os.path.join(BIN, "evaluate")
@@ -248,6 +328,59 @@ class ModelFiles(unittest.TestCase):
         leftovers = [n for n in os.listdir(self.dir) if ".tmp." in n]
         self.assertEqual(leftovers, [])
         self.assertTrue(set(before) <= set(os.listdir(self.dir)))
+
+    def test_export_writes_its_own_temporary_whatever_is_planted_beside_it(self):
+        # Issue 60: export closed its temporary and the ONNX writer reopened it by name, so a link
+        # planted under that name made it write over the file the link named. Someone who can
+        # write in the output's folder does here what they can: each temporary they see there is
+        # moved away, a file replaced by a link to a victim file, a folder by a link to a folder
+        # of theirs; the export still writes only its own file, and then the output.
+        from legalnet import export as export_module
+        folder = os.path.join(self.dir, "shared-out")
+        victims = os.path.join(self.dir, "victims")
+        os.makedirs(folder)
+        os.makedirs(victims)
+        out = os.path.join(folder, "planted.onnx")
+        victim = os.path.join(victims, "planted.onnx")
+        with open(victim, "wb") as f:
+            f.write(b"victim")
+        real, seen = export_module._write_onnx, []
+
+        def planting(model, temp):
+            for entry in sorted(n for n in os.listdir(folder) if ".tmp." in n and not n.endswith(".moved")):
+                at = os.path.join(folder, entry)
+                seen.append(entry)
+                moved = os.path.isdir(at)
+                os.rename(at, at + ".moved")
+                os.symlink(victims if moved else victim, at)
+            real(model, temp)
+
+        with mock.patch.object(export_module, "_write_onnx", planting):
+            self.assertEqual(legalnet.export_model(self.good_path, out), "ONNX")
+        self.assertEqual(len(seen), 1)  # the temporary was there to be found
+        with open(victim, "rb") as f:
+            self.assertEqual(f.read(), b"victim")
+        self.assertEqual(os.listdir(victims), ["planted.onnx"])
+        self.assertFalse(os.path.islink(out))
+        import onnx
+        self.assertEqual({p.key: p.value for p in onnx.load(out).metadata_props}["legalnet_inputs"], "state")
+
+    def test_an_export_leaves_only_its_output_with_the_users_mode(self):
+        folder = os.path.join(self.dir, "plain-out")
+        os.makedirs(folder)
+        for extension in (".onnx", ".pt2", ".ts"):
+            out = os.path.join(folder, "model" + extension)
+            old = os.umask(0o022)
+            try:
+                legalnet.export_model(self.good_path, out)
+            finally:
+                os.umask(old)
+            self.assertEqual(os.stat(out).st_mode & 0o777, 0o644)
+        self.assertEqual(sorted(os.listdir(folder)), ["model.onnx", "model.pt2", "model.ts"])
+        self.assertEqual(torch.jit.load(os.path.join(folder, "model.ts")).inputs, "state")
+        extra = {"legalnet_inputs": ""}
+        torch.export.load(os.path.join(folder, "model.pt2"), extra_files=extra)
+        self.assertEqual(extra["legalnet_inputs"], "state")
 
 
 def old_archive(path, pickled, storages=()):

@@ -270,7 +270,99 @@ class Data(unittest.TestCase):
         self.assertTrue(torch.allclose(scripted(x), model(x)))
 
 
+class Scores(unittest.TestCase):
+    class Fixed(torch.nn.Module):
+        """A "model" whose logits are given: planes inputs (the board's frame)."""
+        inputs = "planes"
+
+        def __init__(self, logits):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.zeros(1))
+            self.logits = torch.as_tensor(logits, dtype=torch.float32)
+
+        def forward(self, x):
+            return self.logits.expand(len(x), -1)
+
+    def test_large_logits_give_no_warning_and_ties_go_by_the_move(self):
+        logits = np.full(4096, -1000.0)  # 1 / (1 + exp(1000)) overflowed
+        for move, value in (("g1f3", 50.0), ("e2e4", 50.0), ("b1c3", 40.0), ("d2d4", 1000.0)):
+            logits[legalnet.move_index(move)] = value
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            scores = legalnet.score_fen(self.Fixed(logits), "startpos")
+        # All four saturate to 1.0: the logits order them, and the tie at 50 goes by the UCI move.
+        self.assertEqual([m for m, _ in scores[:4]], ["d2d4", "e2e4", "g1f3", "b1c3"])
+        self.assertEqual([p for _, p in scores[:4]], [1.0] * 4)
+        rest = [m for m, _ in scores[4:]]
+        self.assertEqual(rest, sorted(rest))
+        self.assertEqual({p for _, p in scores[4:]}, {0.0})
+        self.assertEqual(len(scores), int(legalnet.GEOMETRIC.sum()))
+        self.assertEqual(legalnet.score_fen(self.Fixed(logits), "startpos", top=2), [("d2d4", 1.0), ("e2e4", 1.0)])
+
+    def test_probabilities_are_the_sigmoid(self):
+        logits = np.linspace(-30, 30, 4096)
+        scores = dict(legalnet.score_fen(self.Fixed(logits), "startpos"))
+        for move in ("a2a3", "e2e4", "h1h8"):
+            expected = float(torch.sigmoid(torch.tensor(logits[legalnet.move_index(move)], dtype=torch.float32)))
+            self.assertAlmostEqual(scores[move], expected, places=6)
+
+
+class SaveModel(unittest.TestCase):
+    CONFIG = {"kind": "mlp", "hidden": 8, "blocks": 0, "channels": 0, "squeeze_excitation": False,
+              "geometric_head": True, "input_kind": "planes"}
+
+    def test_a_missing_folder_is_made_and_a_folder_is_refused(self):
+        model = legalnet.LegalNet(self.CONFIG).eval()
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "runs", "python", "model.safetensors")
+            legalnet.save_model(model, path)
+            loaded = legalnet.load_model(path)
+            self.assertEqual((loaded.config["kind"], loaded.config["hidden"]), ("mlp", 8))
+            self.assertEqual(os.listdir(os.path.dirname(path)), ["model.safetensors"])
+            with self.assertRaisesRegex(ValueError, "is a folder"):
+                legalnet.save_model(model, os.path.dirname(path))
+
+
 class Install(unittest.TestCase):
+    def test_the_wheel_declares_its_dependencies_license_and_command(self):
+        import email.parser
+        import zipfile
+        with tempfile.TemporaryDirectory() as out:
+            # The in-tree backend as pip calls it (PEP 517), in a process of its own.
+            build = subprocess.run([sys.executable, "-I", "-B", "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                                    "import build_backend; print(build_backend.build_wheel(sys.argv[2]))", PACKAGE, out],
+                                   capture_output=True, text=True, cwd=out)
+            self.assertEqual(build.returncode, 0, build.stderr)
+            with zipfile.ZipFile(os.path.join(out, build.stdout.strip())) as wheel:
+                names = wheel.namelist()
+                info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
+                metadata = email.parser.Parser().parsestr(wheel.read(f"{info}/METADATA").decode())
+                entry_points = wheel.read(f"{info}/entry_points.txt").decode()
+                license_text = wheel.read(f"{info}/licenses/LICENSE").decode()
+        self.assertEqual(info, f"legalnet-{legalnet.__version__}.dist-info")
+        self.assertEqual(metadata["Version"], legalnet.__version__)
+        requires = metadata.get_all("Requires-Dist")
+        for name in ("numpy", "h5py", "torch", "safetensors"):
+            self.assertTrue(any(r.split(";")[0].strip().startswith(name) and ";" not in r for r in requires),
+                            (name, requires))
+        self.assertEqual(sorted(metadata.get_all("Provides-Extra")), ["onnx", "tensorboard"])
+        self.assertIn('onnxruntime; extra == "onnx"', requires)
+        self.assertEqual(metadata["License-Expression"], "MIT")
+        self.assertEqual(metadata.get_all("License-File"), ["LICENSE"])
+        self.assertTrue(license_text.startswith("MIT License"), license_text[:100])
+        self.assertIn("[console_scripts]\nlegalnet = legalnet.__main__:main\n", entry_points)
+        self.assertIn("legalnet/__main__.py", names)
+
+    def test_the_command_s_help_is_its_usage(self):
+        import contextlib
+        import io
+        from legalnet.__main__ import main
+        for argv in (["--help"], ["-h"]):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(main(argv), 0)
+            self.assertTrue(out.getvalue().startswith("legalnet export MODEL.safetensors"), out.getvalue())
+
     def test_pip_installs_the_package_without_a_network(self):
         with tempfile.TemporaryDirectory() as target:
             run = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
@@ -283,6 +375,48 @@ class Install(unittest.TestCase):
                                    cwd=target)
             self.assertEqual(check.returncode, 0, check.stderr)
             self.assertTrue(check.stdout.startswith(target), check.stdout)
+
+
+class PythonEnv(unittest.TestCase):
+    """scripts/python-env (issue 60): the same folder without HOME (cron, systemd, env -i) as
+    with it, and one line when no home can be found."""
+    SCRIPT = os.path.join(HERE, "..", "..", "scripts", "python-env")
+
+    def run_script(self, env, fake=None):
+        env = {k: v for k, v in env.items() if k not in ("LEGALNET_VENV", "XDG_DATA_HOME")}
+        if fake is not None:  # commands of these names (and exit statuses) come first on PATH
+            env["PATH"] = fake + ":/usr/bin:/bin"
+        return subprocess.run(["bash", self.SCRIPT], capture_output=True, text=True, env=env)
+
+    def fake_commands(self, folder, uid):
+        for name, body in (("id", f"echo {uid}"), ("getent", "exit 2")):
+            with open(os.path.join(folder, name), "w") as f:
+                f.write(f"#!/bin/sh\n{body}\n")
+            os.chmod(os.path.join(folder, name), 0o755)
+        return folder
+
+    def test_without_home_it_names_the_same_folder(self):
+        import pwd
+        home = pwd.getpwuid(os.getuid()).pw_dir
+        with_home = self.run_script(dict(os.environ, HOME=home))
+        self.assertEqual((with_home.returncode, with_home.stderr), (0, ""))
+        self.assertTrue(with_home.stdout.startswith(home + "/.local/share/legalnet/venv-torch"), with_home.stdout)
+        env = dict(os.environ)
+        env.pop("HOME", None)
+        without = self.run_script(env)
+        self.assertEqual((without.returncode, without.stdout, without.stderr), (0, with_home.stdout, ""))
+        with tempfile.TemporaryDirectory() as fake:
+            # No passwd entry: root's home is /root; anyone else is told what to set.
+            root = self.run_script(env, self.fake_commands(fake, 0))
+            self.assertEqual((root.returncode, root.stderr), (0, ""))
+            self.assertTrue(root.stdout.startswith("/root/.local/share/legalnet/venv-torch"), root.stdout)
+            nobody = self.run_script(env, self.fake_commands(fake, 4242))
+            self.assertEqual((nobody.returncode, nobody.stdout, nobody.stderr),
+                             (1, "", "python-env: HOME is not set; set it or LEGALNET_VENV\n"))
+        # LEGALNET_VENV still names the whole path, HOME or not.
+        direct = subprocess.run(["bash", self.SCRIPT], capture_output=True, text=True,
+                                env=dict(env, LEGALNET_VENV="/somewhere/venv"))
+        self.assertEqual((direct.returncode, direct.stdout), (0, "/somewhere/venv\n"))
 
 
 if __name__ == "__main__":

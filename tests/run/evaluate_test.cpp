@@ -218,9 +218,10 @@ TEST(EvaluateOptions, TheTableParsesRecordsAndValidates) {
   const nlohmann::ordered_json options = evaluate_options().record(o, facts);
   std::vector<std::string> keys;
   for (const auto& [key, value] : options.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"data", "positions", "max_positions", "threshold", "games", "opponent",
-                                            "greedy", "seed", "max_plies", "device", "compute_precision",
-                                            "kernels"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"data", "positions", "search", "search_starts", "search_budget",
+                                            "random_edit_budget", "max_positions", "threshold", "games", "opponent",
+                                            "adversary_games", "greedy", "seed", "max_plies", "device",
+                                            "compute_precision", "kernels"}));
   EXPECT_EQ(options["opponent"], "self");
   EXPECT_EQ(options["max_plies"], 7);
   EXPECT_THROW(app.parse(std::vector<std::string>{"stockfish", "--opponent", "m", "--model"}), CLI::ValidationError);
@@ -232,7 +233,7 @@ TEST(EvaluateOptions, TheTableParsesRecordsAndValidates) {
   EXPECT_EQ(test::error_of([&] { run_evaluate(bad); }), "--batch-size 0 is not in 1..65536");
   bad.batch_size = 1;
   bad.games = 0;
-  EXPECT_EQ(test::error_of([&] { run_evaluate(bad); }), "nothing to do: give --data, --positions, --games or --fen");
+  EXPECT_EQ(test::error_of([&] { run_evaluate(bad); }), "nothing to do: give --data, --positions, --games, --adversary-games, --search or --fen");
 }
 
 }  // namespace

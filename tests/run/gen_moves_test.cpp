@@ -247,8 +247,8 @@ TEST(GenMoves, TheTableChecksWhatALibraryCallerFills) {
   EXPECT_EQ(test::error_of([&] { run_gen_moves(o); }), "--max-plies -2 is not in 0..100000");
   GenPositionsOptions p;
   p.start = "perft";
-  p.depth = 5;
-  EXPECT_EQ(test::error_of([&] { run_gen_positions(p); }), "--depth 5 is not in 0..4");
+  p.depth = 6;
+  EXPECT_EQ(test::error_of([&] { run_gen_positions(p); }), "--depth 6 is not in 0..5");
   EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
 

@@ -617,6 +617,8 @@ def forge(source, name, tensors=None, **metadata):
     with safe_open(source, "np") as f:
         meta = f.metadata()
     meta.update(metadata)
+    if tensors is not None:  # other tensors: the checksum would refuse them before the check under test
+        meta.pop("legalnet_data_crc32", None)
     save_file(tensors or load_file(source), name, metadata=meta)
 
 deep_array = "[" * 100000 + "]" * 100000
@@ -675,6 +677,7 @@ def forge(source, name, value=None, **metadata):
         key = sorted(k for k, t in tensors.items() if t.dtype == np.float32 and t.size > 3)[0]
         tensors[key] = tensors[key].copy()
         tensors[key].flat[3] = value
+        meta.pop("legalnet_data_crc32", None)  # a forger's file: the checks behind the checksum are under test
     meta.update(metadata)
     save_file(tensors, name, metadata=meta)
 forge("model.safetensors", "nan.safetensors", np.nan)

@@ -8,7 +8,9 @@ src=$1 build=$2 python=$3
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
 tiny=(BUILD="$build" DATA="$data" TRAIN_GAMES=24 TEST_GAMES=6 SHARDS=2 STEPS=30 BATCH=32 BLOCKS=1 CHANNELS=8
-      EVAL_GAMES=4 EVAL_POSITIONS=300 THREADS=2 DEVICE=cpu PLACEMENT_GAMES=8 OOD_PLACEMENTS=50 OOD_DEPTH=1)
+      EVAL_GAMES=4 EVAL_POSITIONS=300 THREADS=2 DEVICE=cpu PLACEMENT_GAMES=8 OOD_PLACEMENTS=50 OOD_DEPTH=1
+      ADVERSARY_GAMES=2 EXHAUSTIVE_MATERIAL=none SAMPLED_MATERIAL=Rn SAMPLED_POSITIONS=40
+      SEARCH_STARTS=3 SEARCH_BUDGET=40 RANDOM_EDIT_BUDGET=20)
 cd "$src"
 make -s -f Makefile.pipeline all "${tiny[@]}" > "$data/all.log" 2>&1 || { cat "$data/all.log"; exit 1; }
 grep -q "plies before the first illegal move" "$data/all.log"
@@ -42,7 +44,23 @@ assert report["games"]["games"] == 4
 # The report card by situation: on the held-out rows and on each position set (50 placements,
 # the perft suite one ply deep); a position is drawn from once unless it has no legal move.
 sets = report["position_sets"]
-assert [os.path.basename(s["path"]) for s in sets] == ["placements.fen", "perft-tree.fen"], sets
+assert [os.path.basename(s["path"]) for s in sets] == ["placements.fen", "perft-tree.fen", "exhaustive.fen",
+                                                       "sampled-material.fen"], sets
+# Every legal position of the kings alone (no move leaves them side by side: 3,612), and the sample.
+assert sets[2]["situations"]["with a legal move"]["positions"] == 3612, sets[2]["situations"]["with a legal move"]
+assert sets[3]["situations"]["with a legal move"]["positions"] + sets[3]["situations"]["no legal move"]["positions"] == 40
+assert report["adversary_games"]["games"] == 2 and report["adversary_games"]["opponent"] == "adversary"
+# The model card beside the model: its recipe, data and machine, and what evaluate measured.
+card = open(f"{data}/runs/resnet-default/MODEL_CARD.md").read()
+for part in ("## Recipe", "## Data", "## Training", "## Evaluation", "## Known limits", "games vs the adversary",
+             "exact legal sets, exhaustive.fen", "--model-card"):
+    assert part in card, (part, card)
+assert report["adversary_games"]["mean_illegal_mass_after_adversary"] >= 0
+searches = report["position_search"]
+assert [os.path.basename(s["path"]) for s in searches] == ["placements.fen", "perft-tree.fen"], searches
+for s in searches:
+    assert s["search"]["starts"] == 3 and s["search"]["budget"] == 40 and s["random_edits"]["budget"] == 20, s
+    assert 0 <= s["search"]["broken"] <= 3 and len(s["search"]["breaks"]) == s["search"]["broken"], s
 with open(f"{data}/positions/placements.fen") as f:
     listed = len(f.read().splitlines())
 card = sets[0]["situations"]

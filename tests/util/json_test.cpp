@@ -110,5 +110,42 @@ TEST(Safetensors, ARefusedFileLeavesNoDescriptorOpen) {
   std::remove(path.c_str());
 }
 
+// Every file the writer makes carries the CRC-32 of its tensors' bytes (Python's zlib.crc32 of
+// the data section); a flipped byte is one line naming the file, and a file without the entry
+// (an older one, another writer's) still reads.
+TEST(Safetensors, AFlippedByteInTheTensorsIsRefusedByItsChecksum) {
+  const std::string path = testing::TempDir() + "crc.safetensors";
+  const float values[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  nn::safetensors::Writer writer;
+  writer.add("t", nn::safetensors::Dtype::F32, {4}, values);
+  writer.set_metadata("format", "test");
+  writer.write(path);
+  {
+    nn::safetensors::Reader reader(path);
+    EXPECT_EQ(reader.metadata(nn::safetensors::DATA_CRC_KEY).size(), 8u);
+    float back[4];
+    reader.read(*reader.find("t"), back);
+    EXPECT_EQ(back[3], 4.0f);
+  }
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(-3, std::ios::end);
+  const char byte = char(file.get() ^ 0x10);
+  file.seekp(-3, std::ios::end);
+  file.put(byte);
+  file.close();
+  try {
+    nn::safetensors::Reader reader(path);
+    ADD_FAILURE() << "a damaged file was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path + ": the tensors do not match their checksum (legalnet_data_crc32 ", 0), 0u)
+        << e.what();
+  }
+  std::remove(path.c_str());
+  const std::string plain = file_with_header("{\"t\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}");
+  std::ofstream(plain, std::ios::binary | std::ios::app).write("\0\0\0\0", 4);
+  EXPECT_NO_THROW(nn::safetensors::Reader reader(plain));
+  std::remove(plain.c_str());
+}
+
 }  // namespace
 }  // namespace legalnet

@@ -1,5 +1,5 @@
-// evaluate's games (--games): the model against a random mover or itself, its illegal picks
-// into the gallery.
+// evaluate's games (--games, --adversary-games): the model against a random mover, itself or the
+// adversary, its illegal picks into the gallery.
 #pragma once
 
 #include "eval/gallery.h"
@@ -10,6 +10,6 @@
 namespace legalnet::run {
 
 eval::GamesSummary play_evaluation_games(const EvaluatedNet& net, const EvaluateOptions& options,
-                                         eval::Gallery& gallery);
+                                         eval::Opponent opponent, int games, eval::Gallery& gallery);
 
 }  // namespace legalnet::run

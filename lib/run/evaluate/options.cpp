@@ -16,6 +16,20 @@ std::vector<options::Row<EvaluateOptions>> work_rows() {
       R::value(&O::data, "--data", "data", "Held-out dataset(s)"),
       R::value(&O::positions, "--positions", "positions",
                "FEN/EPD list(s), one position a line (gen_moves positions): a report card by situation on each"),
+      R::value(&O::search, "--search", "search",
+               "FEN/EPD list(s) whose positions start a search for positions the model gets wrong: legal edits "
+               "(a piece moved, added, removed or two swapped, castling, en passant, side to move) that climb its "
+               "worst margin"),
+      R::value(&O::search_starts, "--search-starts", "search_starts", "Starts drawn from each --search list")
+          .int_range(1, 100000)
+          .show_default(),
+      R::value(&O::search_budget, "--search-budget", "search_budget", "Evaluations per start of --search")
+          .int_range(1, 1000000)
+          .show_default(),
+      R::value(&O::random_edit_budget, "--random-edit-budget", "random_edit_budget",
+               "Evaluations per start of random legal edits from the same starts, the search's baseline (0: none)")
+          .int_range(0, 1000000)
+          .show_default(),
       R::value(&O::max_positions, "--max-positions", "max_positions", "Positions evaluated (0: all)")
           .range(0, options::MAX_COUNT)
           .show_default(),
@@ -23,7 +37,13 @@ std::vector<options::Row<EvaluateOptions>> work_rows() {
           .range(0, 1)
           .show_default(),
       R::value(&O::games, "--games", "games", "Games to play").int_range(0, 1000000).show_default(),
-      R::choice(&O::opponent, "--opponent", "opponent", OPPONENTS, "random | self"),
+      R::choice(&O::opponent, "--opponent", "opponent", OPPONENTS,
+                "random | self | adversary (of its legal moves, the one after which the model's mass on "
+                "illegal moves is highest)"),
+      R::value(&O::adversary_games, "--adversary-games", "adversary_games",
+               "Games against the adversary as well, reported beside --games' (same seed, sampling and cut)")
+          .int_range(0, 1000000)
+          .show_default(),
       R::flag(&O::greedy, "--greedy", "greedy", "Play the highest-scoring move instead of sampling"),
       R::flag(&O::resample_illegal, "!--stop-at-illegal", "",
               "End a game at the model's first illegal pick (default: resample among legal moves and go on)"),
@@ -32,6 +52,9 @@ std::vector<options::Row<EvaluateOptions>> work_rows() {
       R::value(&O::seed, "--seed", "seed", "Seed of colours, the random mover and sampling").show_default(),
       R::fact("max_plies"),
       R::value(&O::report, "--report", "", "Write every figure as JSON to this file"),
+      R::value(&O::model_card, "--model-card", "",
+               "Write the model's card (Markdown: its recipe, data and machine from the file's training record, "
+               "and these figures) to this file, e.g. runs/NAME/MODEL_CARD.md"),
       R::value(&O::fen, "--fen", "", "Show the model's view of this position ('startpos' allowed)"),
       R::value(&O::top_k, "--top-k", "", "Moves listed (and drawn) for --fen").int_range(1, 4096).show_default(),
       R::value(&O::picture, "--picture", "",
@@ -68,8 +91,9 @@ const options::Table<EvaluateOptions>& evaluate_options() {
 void check_evaluate_options(const EvaluateOptions& o) {
   if (o.model.empty()) throw Error("no model: give --model runs/NAME/model.safetensors");
   evaluate_options().validate(o);
-  if (o.data.empty() && o.positions.empty() && o.games == 0 && o.fen.empty())
-    throw Error("nothing to do: give --data, --positions, --games or --fen");
+  if (o.data.empty() && o.positions.empty() && o.games == 0 && o.adversary_games == 0 && o.search.empty() &&
+      o.fen.empty())
+    throw Error("nothing to do: give --data, --positions, --games, --adversary-games, --search or --fen");
   if (!o.picture.empty() && o.fen.empty()) throw Error("--picture needs --fen");
 }
 

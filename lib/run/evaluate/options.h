@@ -7,23 +7,26 @@
 #include <string>
 #include <vector>
 
+#include "eval/games.h"
 #include "nn/kernels_choice.h"
 #include "nn/precision_choice.h"
 #include "util/option_table.h"
 
 namespace legalnet::run {
 
-// Who the model plays in --games: a uniform random mover, or itself on both sides.
-enum class Opponent { RANDOM, SELF };
+// Who the model plays in --games (eval/games.h): a uniform random mover, itself on both sides, or
+// the adversary that hunts for its mistakes.
+using eval::Opponent;
 
 struct OpponentSpec {
   Opponent value;
   const char* name;  // --opponent, and report.json's "opponent"
 };
 
-inline constexpr std::array<OpponentSpec, 2> OPPONENTS{{
+inline constexpr std::array<OpponentSpec, 3> OPPONENTS{{
     {Opponent::RANDOM, "random"},
     {Opponent::SELF, "self"},
+    {Opponent::ADVERSARY, "adversary"},
 }};
 
 struct EvaluateOptions {
@@ -34,11 +37,17 @@ struct EvaluateOptions {
   float threshold = 0.5f;
   int games = 0;
   Opponent opponent = Opponent::RANDOM;
+  int adversary_games = 0;  // more games, against the adversary, reported beside --games'
+  std::vector<std::string> search;  // FEN/EPD lists whose positions start a search for wrong sets
+  int search_starts = 80;           // starts drawn from each list
+  int search_budget = 2000;         // evaluations per start, hill climbing the worst margin
+  int random_edit_budget = 800;     // the same starts by random legal edits (0: none)
   bool greedy = false;
   bool resample_illegal = true;
   int max_plies = 0;
   uint64_t seed = 0;
   std::string report;  // JSON report path
+  std::string model_card;  // MODEL_CARD.md with the training record and these figures (run/model_card.h)
   std::string fen;     // one position to show
   int top_k = 10;
   std::string picture;  // .svg or .png of --fen

@@ -6,6 +6,8 @@
 #include "util/provenance.h"
 #include "util/stats.h"
 
+#include <algorithm>
+
 namespace legalnet::run {
 namespace {
 
@@ -104,10 +106,10 @@ void add_picks(const eval::GamesSummary& g, ordered_json& j) {
   j["illegal_rate_not_in_check_95ci"] = pair_json(not_in_check.interval());
 }
 
-ordered_json games_json(const eval::GamesSummary& g, const EvaluateOptions& o) {
+ordered_json games_json(const eval::GamesSummary& g, Opponent opponent, const EvaluateOptions& o) {
   ordered_json j;
   j["games"] = g.games.size();
-  j["opponent"] = choice_of(OPPONENTS, o.opponent).name;
+  j["opponent"] = choice_of(OPPONENTS, opponent).name;
   j["sampling"] = sampling_name(o.greedy);
   const Proportion clean = g.clean_games();
   j["clean_games"] = clean.count;  // ended by the rules with no illegal pick
@@ -118,8 +120,35 @@ ordered_json games_json(const eval::GamesSummary& g, const EvaluateOptions& o) {
   add_picks(g, j);
   j["illegal_picks_leaving_king_in_check"] = g.illegal_king_safety();
   j["resample_after_illegal"] = o.resample_illegal;
-  if (o.opponent == Opponent::RANDOM) j["vs_random"] = {{"wins", g.wins}, {"draws", g.draws}, {"losses", g.losses}};
+  if (opponent == Opponent::RANDOM) j["vs_random"] = {{"wins", g.wins}, {"draws", g.draws}, {"losses", g.losses}};
+  if (opponent == Opponent::ADVERSARY) j["mean_illegal_mass_after_adversary"] = g.mean_adversary_mass();
   j["seconds"] = g.seconds;
+  return j;
+}
+
+ordered_json search_json(const eval::SearchSummary& s, int budget) {
+  const Proportion broken = s.broken();
+  ordered_json j;
+  j["starts"] = s.starts.size();
+  j["budget"] = budget;
+  j["broken"] = broken.count;
+  j["broken_share"] = broken.value();
+  j["broken_95ci"] = pair_json(broken.interval());
+  j["broken_at_start"] = std::count_if(s.starts.begin(), s.starts.end(), [](const auto& x) { return x.start_broken; });
+  j["median_evaluations_to_break"] = s.median_evaluations_to_break();
+  ordered_json situations;
+  for (int k = 0; k < eval::SITUATION_NB; ++k) {
+    uint64_t n = 0;
+    for (const auto& x : s.starts) n += x.broken && (x.situations >> k & 1);
+    situations[eval::situation_name(k)] = n;
+  }
+  j["breaks_by_situation"] = situations;
+  ordered_json breaks = ordered_json::array();
+  for (const auto& x : s.starts)
+    if (x.broken && breaks.size() < 20)
+      breaks.push_back({{"start", x.start}, {"found", x.worst}, {"evaluations", x.evaluations}, {"margin", x.worst_margin}});
+  j["breaks"] = breaks;  // the first 20, to reproduce
+  j["seconds"] = s.seconds;
   return j;
 }
 
@@ -186,7 +215,17 @@ ordered_json EvaluateReport::json() const {
       sets.push_back({{"path", set.path}, {"situations", situation_card_json(set.situations)}});
     report["position_sets"] = sets;
   }
-  if (games) report["games"] = games_json(*games, options);
+  if (games) report["games"] = games_json(*games, options.opponent, options);
+  if (adversary_games) report["adversary_games"] = games_json(*adversary_games, Opponent::ADVERSARY, options);
+  if (!searches.empty()) {
+    ordered_json all = ordered_json::array();
+    for (const SearchFigures& f : searches) {
+      ordered_json j{{"path", f.path}, {"search", search_json(f.search, options.search_budget)}};
+      if (f.random_edits) j["random_edits"] = search_json(*f.random_edits, options.random_edit_budget);
+      all.push_back(j);
+    }
+    report["position_search"] = all;
+  }
   if (position) report["position"] = position_json(*position);
   report["gallery"] = gallery_json(gallery, options.gallery);
   return report;

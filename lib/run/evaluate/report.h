@@ -12,6 +12,7 @@
 #include "eval/gallery.h"
 #include "eval/games.h"
 #include "eval/situations.h"
+#include "eval/position_search.h"
 #include "run/evaluate/options.h"
 
 namespace legalnet::run {
@@ -53,6 +54,13 @@ struct PositionSetFigures {
   eval::SituationCard situations;
 };
 
+// One --search list's figures.
+struct SearchFigures {
+  std::string path;
+  eval::SearchSummary search;                       // hill climbing, --search-budget a start
+  std::optional<eval::SearchSummary> random_edits;  // --random-edit-budget a start
+};
+
 // --fen: the model's top moves in the position.
 struct ShownMove {
   int index = 0;  // encode/encode.h's move index
@@ -74,6 +82,8 @@ struct EvaluateReport {
   std::optional<DatasetFigures> dataset;
   std::vector<PositionSetFigures> position_sets;
   std::optional<eval::GamesSummary> games;  // played as options.opponent, greedy, resample_illegal say
+  std::optional<eval::GamesSummary> adversary_games;  // --adversary-games: the same against the adversary
+  std::vector<SearchFigures> searches;                // --search, a list each
   std::optional<ShownPosition> position;
   std::vector<eval::MistakeGroup> gallery;
 

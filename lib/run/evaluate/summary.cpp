@@ -45,8 +45,8 @@ void print_situation_card(const std::string& title, const eval::SituationCard& c
   }
 }
 
-void print_games_headline(const eval::GamesSummary& g, const EvaluateOptions& o) {
-  const std::string games = fmt::format("{} games vs {}", g.games.size(), choice_of(OPPONENTS, o.opponent).name);
+void print_games_headline(const eval::GamesSummary& g, Opponent opponent) {
+  const std::string games = fmt::format("{} games vs {}", g.games.size(), choice_of(OPPONENTS, opponent).name);
   const Proportion clean = g.clean_games(), all = g.illegal_picks(), in_check = g.illegal_picks_in_check(),
                    not_in_check = g.illegal_picks_not_in_check();
   fmt::print("  {:<44} {:<26} {} of {}\n", "games ending by the rules, no illegal pick", percent(clean, 1), clean.count,
@@ -65,9 +65,20 @@ void print_games_headline(const eval::GamesSummary& g, const EvaluateOptions& o)
 // over: with a net that rarely errs, the share of clean games and the illegal rate in check
 // move while the mean plies is mostly game length.
 void print_headline(const EvaluateReport& r) {
-  if (!r.games && !r.dataset && r.position_sets.empty()) return;
+  if (!r.games && !r.adversary_games && !r.dataset && r.position_sets.empty() && r.searches.empty()) return;
   fmt::print("\nHeadline (95% intervals):\n");
-  if (r.games) print_games_headline(*r.games, r.options);
+  if (r.games) print_games_headline(*r.games, r.options.opponent);
+  if (r.adversary_games) print_games_headline(*r.adversary_games, Opponent::ADVERSARY);
+  for (const SearchFigures& f : r.searches) {
+    const auto line = [&](const char* how, const eval::SearchSummary& s, int budget) {
+      const Proportion broken = s.broken();
+      fmt::print("  {:<44} {:<26} {} of {} starts of {} (median {} evaluations)\n",
+                 fmt::format("starts broken by {} within {}", how, budget), percent(broken, 1), broken.count,
+                 broken.total, printable(f.path), s.median_evaluations_to_break());
+    };
+    line("the search", f.search, r.options.search_budget);
+    if (f.random_edits) line("random edits", *f.random_edits, r.options.random_edit_budget);
+  }
   if (r.dataset) {
     const eval::Anatomy& a = r.dataset->anatomy;
     fmt::print("  {:<44} {:<26} {}\n", "exact legal sets", percent(Proportion{a.exact_sets, a.positions}, 2),
@@ -122,13 +133,14 @@ void print_dataset(const DatasetFigures& d, const EvaluateOptions& o) {
   print_situation_card("By situation, on " + rows_measured(d, o.data) + ":", d.situations);
 }
 
-void print_games(const eval::GamesSummary& g, const EvaluateOptions& o) {
-  fmt::print("\nIn {} games against {} ({}):\n", g.games.size(), choice_of(OPPONENTS, o.opponent).name,
+void print_games(const eval::GamesSummary& g, Opponent opponent, const EvaluateOptions& o) {
+  fmt::print("\nIn {} games against {} ({}):\n", g.games.size(), choice_of(OPPONENTS, opponent).name,
              sampling_name(o.greedy));
   fmt::print("  illegal picks that leave or put the own king in check: {} of {}\n", g.illegal_king_safety(),
              g.illegal_picks().count);
-  if (o.opponent == Opponent::RANDOM)
-    fmt::print("  vs random: {} won, {} drawn, {} lost\n", g.wins, g.draws, g.losses);
+  if (opponent == Opponent::RANDOM) fmt::print("  vs random: {} won, {} drawn, {} lost\n", g.wins, g.draws, g.losses);
+  if (opponent == Opponent::ADVERSARY)
+    fmt::print("  the model's mean illegal mass after the adversary's moves: {:.4f}%\n", 100 * g.mean_adversary_mass());
 }
 
 }  // namespace
@@ -146,7 +158,8 @@ void EvaluateReport::print() const {
   if (dataset) print_dataset(*dataset, options);
   for (const PositionSetFigures& set : position_sets)
     print_situation_card("By situation, on the positions of " + printable(set.path) + ":", set.situations);
-  if (games) print_games(*games, options);
+  if (games) print_games(*games, options.opponent, options);
+  if (adversary_games) print_games(*adversary_games, Opponent::ADVERSARY, options);
   if (position) {
     fmt::print("\nPosition {}\n", position->fen);
     for (const ShownMove& m : position->top_moves)

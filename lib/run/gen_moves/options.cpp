@@ -26,8 +26,9 @@ const options::Table<GenMovesOptions>& gen_moves_options() {
           threads_option(&O::threads, "Worker threads"),
           R::value(&O::start, "--start", "",
                    "Where games start: random (the standard position, or --start-fen), placement (a random legal "
-                   "placement of material per game: castling and en-passant rights where it allows them), or a "
-                   "FEN/EPD list, one a line (game i from line i mod N; name a file called 'placement' ./placement)")
+                   "placement of material per game: castling and en-passant rights where it allows them), sparse "
+                   "(the two kings and one to three more pieces, placed at random), or a FEN/EPD list, one a line "
+                   "(game i from line i mod N; name a file called 'placement' ./placement)")
               .show_default(),
           R::value(&O::start_fen, "--start-fen", "", "Start every game from this FEN instead of the start position"),
           R::value(&O::max_plies, "--max-plies", "", "Stop a game after this many plies (Result '*'); 0: no limit")
@@ -64,11 +65,20 @@ const options::Table<GenPositionsOptions>& gen_positions_options() {
       "gen_moves positions",
       {
           R::value(&O::start, "--start", "",
-                   "placement (random legal placements), perft (the move generator's perft suite) or a FEN/EPD list")
+                   "placement (random legal placements), perft (the move generator's perft suite), startpos (the "
+                   "standard position), exhaustive (every legal position of --material's classes) or a FEN/EPD list")
               .show_default(),
-          R::value(&O::count, "--count", "", "Placements to draw (--start placement)").range(0, options::MAX_COUNT),
-          R::value(&O::depth, "--depth", "", "Add every position up to this many plies below each start")
-              .int_range(0, 4)
+          R::value(&O::material, "--material", "",
+                   "--start exhaustive: the pieces beside the two kings as FEN letters (PNBRQ white, pnbrq black), "
+                   "? for any one, none for the kings alone; at most two (Q: king and queen against king; ?: all "
+                   "ten such classes); white to move"),
+          R::value(&O::count, "--count", "",
+                   "Placements to draw (--start placement), or positions to sample from --material's classes in "
+                   "turn instead of all of them (--start exhaustive)")
+              .range(0, options::MAX_COUNT),
+          R::value(&O::depth, "--depth", "",
+                   "Add every position up to this many plies below each start (5 from startpos: 1.5 M FENs)")
+              .int_range(0, 5)
               .show_default(),
           R::value(&O::seed, "--seed", "", "Random seed (--start placement)").show_default(),
           R::value(&O::out, "--out,-o", "", "Output FEN list ('-' for stdout; .gz or .zst compress)").show_default(),

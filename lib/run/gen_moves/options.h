@@ -33,8 +33,9 @@ struct PerftOptions {
 // gen_moves positions: sets of positions to measure a model on, away from the positions random
 // games reach (random placements, the perft suite and the trees below them), as FEN lists.
 struct GenPositionsOptions {
-  std::string start = "placement";  // placement | perft | a FEN/EPD list
-  uint64_t count = 0;               // placements drawn (placement only)
+  std::string start = "placement";  // placement | perft | startpos | exhaustive | a FEN/EPD list
+  std::string material;             // exhaustive: the classes (games/material_class.h)
+  uint64_t count = 0;               // placements drawn (placement), or a sample of the classes (exhaustive)
   int depth = 0;                    // also every position up to this many plies below each start
   uint64_t seed = 0;
   std::string out = "-";  // FEN list, one a line ("-": stdout; .gz / .zst compress)

@@ -7,6 +7,7 @@
 
 #include "chess/movegen.h"
 #include "chess/perft.h"
+#include "games/material_class.h"
 #include "games/placement.h"
 #include "games/position_list.h"
 #include "util/error.h"
@@ -27,6 +28,23 @@ std::vector<std::string> starts(const GenPositionsOptions& o) {
     }
   } else if (o.start == "perft") {
     for (const auto& c : chess::PERFT_SUITE) fens.push_back(chess::Position(c.fen).fen());
+  } else if (o.start == "startpos") {
+    fens.push_back(chess::Position().fen());
+  } else if (o.start == "exhaustive") {
+    const std::vector<MaterialClass> classes = material_classes(o.material);
+    if (o.count > 0) {
+      for (uint64_t i = 0; i < o.count; ++i)
+        fens.push_back(sample_position(classes[i % classes.size()], o.seed, i).fen());
+    } else {
+      for (const MaterialClass& m : classes) {
+        const uint64_t visited = for_each_position(m, [&](const chess::Position& pos) {
+          if (fens.size() >= MAX_OUTPUT_POSITIONS)
+            throw Error(fmt::format("more than {} positions in --material '{}'", MAX_OUTPUT_POSITIONS, o.material));
+          fens.push_back(pos.fen());
+        });
+        if (visited == 0) throw Error(fmt::format("--material: {} has no legal position", m.name));
+      }
+    }
   } else {
     fens = read_position_list(o.start);
   }
@@ -59,11 +77,14 @@ struct Tree {
 }  // namespace
 
 uint64_t run_gen_positions(const GenPositionsOptions& o) {
-  gen_positions_options().validate(o);  // --depth at most 4: the trees grow about 30-fold a ply
+  gen_positions_options().validate(o);  // --depth at most 5: the trees grow about 30-fold a ply
   if (o.start == "placement" && o.count == 0) throw Error("--start placement needs --count (how many placements)");
-  if (o.start != "placement" && o.count != 0) throw Error("--count goes with --start placement only");
+  if (o.start != "placement" && o.start != "exhaustive" && o.count != 0)
+    throw Error("--count goes with --start placement or exhaustive only");
+  if ((o.start == "exhaustive") != !o.material.empty()) throw Error("--material goes with --start exhaustive, and it needs one");
+  if (o.start == "exhaustive") (void)material_classes(o.material);  // a bad spec before any work
   check_output_writable({"--out", o.out});
-  const bool list = o.start != "placement" && o.start != "perft";
+  const bool list = o.start != "placement" && o.start != "perft" && o.start != "startpos" && o.start != "exhaustive";
   check_outputs_are_not_inputs({{"--out", o.out}},
                                list ? std::vector<NamedPath>{{"--start", o.start}} : std::vector<NamedPath>{});
   Tree tree;

@@ -234,6 +234,7 @@ Rows sample_rows() {
       R::fact("val_positions"),
       R::fact("data_files"),  // each dataset's resolved path, counts and fingerprint (the resume check's)
       R::fact("val_files"),
+      R::fact("machine"),  // {"cpu", "device"}: where it trained (util/machine.h), as every figure names it
   };
 }
 

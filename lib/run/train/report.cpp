@@ -5,6 +5,7 @@
 #include "run/report_file.h"
 #include "util/console.h"
 #include "util/provenance.h"
+#include "util/stop_request.h"
 
 namespace legalnet::run {
 
@@ -12,6 +13,7 @@ void write_report(const std::string& path, const std::string& command_line, cons
   nlohmann::ordered_json j = provenance_json("train", command_line);
   j["out"] = r.out;
   j["finished"] = r.finished;
+  if (r.stop_signal) j["stopped_by"] = stop_signal_name(r.stop_signal);
   j["steps"] = r.steps;
   j["val_loss"] = r.val_loss;
   j["val_precision"] = r.val_precision;
@@ -23,6 +25,10 @@ void write_report(const std::string& path, const std::string& command_line, cons
 void print_summary(const TrainReport& r) {
   if (r.finished)
     say("train: {} steps in {:.1f} s; model in {}\n", r.steps, r.train_seconds, r.model_path);
+  else if (r.stop_signal)
+    say("train: {}: stopped after step {} with a checkpoint in '{}/checkpoint.safetensors'; continue with --resume "
+        "(exit status {})\n",
+        stop_signal_name(r.stop_signal), r.steps, r.out, EXIT_STOPPED);
   else
     say("train: stopped after step {}; continue with --resume\n", r.steps);
 }

@@ -13,6 +13,7 @@ struct TrainReport {
   int64_t steps = 0;      // the run's steps so far (a resumed run's included)
   double train_seconds = 0;
   std::string model_path;  // a finished run's model
+  int stop_signal = 0;     // paused because this signal asked it to (util/stop_request.h), or 0
   // The last validation row's figures (0 when this process validated none).
   double val_loss = 0, val_precision = 0, val_recall = 0;
   double samples_per_second = 0;

@@ -47,6 +47,7 @@ struct RunFacts {
   int64_t total_steps = 0;
   size_t train_positions = 0, val_positions = 0;
   const nlohmann::json& identities;  // {"data_files": ..., "val_files": ...}
+  std::string device;                // "cpu", "cuda:0"
 };
 
 // options.json: provenance, then TRAIN_TABLE's keys with the run's facts.
@@ -65,6 +66,7 @@ std::string options_json(const TrainOptions& o, const RunFacts& f) {
   facts["val_positions"] = f.val_positions;
   facts["data_files"] = f.identities["data_files"];
   facts["val_files"] = f.identities["val_files"];
+  facts["machine"] = {{"cpu", cpu_description()}, {"device", f.device}};
   nlohmann::ordered_json j = provenance_json("train", o.command_line);
   const nlohmann::ordered_json recorded = TRAIN_TABLE.record(o, facts);
   for (const auto& [key, value] : recorded.items()) j[key] = value;
@@ -105,7 +107,8 @@ TrainReport run_loop(TrainingLoop& loop, train::BatchLoader& loader, const Train
       case TrainingLoop::Next::PAUSE: report = loop.pause(); break;
       case TrainingLoop::Next::FINISH: report = loop.finish(); break;
     }
-    if (verbose) print_summary(report);
+    // A stop by a signal is said even with --quiet: a cluster's log shows why the job ended.
+    if (verbose || (report.stop_signal && o.ranks.is_main())) print_summary(report);
     if (!o.report.empty() && o.ranks.is_main()) write_report(o.report, o.command_line, report);
     return report;
   }
@@ -140,7 +143,8 @@ TrainReport run_train(const TrainOptions& given) {
   if (o.ranks.is_main()) folder.lock();
   const nlohmann::json identities = {{"data_files", data_identities(o.data)}, {"val_files", data_identities(o.val)}};
   if (o.resume)
-    folder.check_resumed_options(options_json(o, {model, precision, 0, 0, 0, identities}), kept_on_resume(),
+    folder.check_resumed_options(options_json(o, {model, precision, 0, 0, 0, identities, device.str()}),
+                                 kept_on_resume(),
                                  kept_data());
   // The precision may change on --resume; said (once the run is under way) where auto chose
   // another than the run's: a run begun before auto took fp32 for the board kernels, or on
@@ -188,7 +192,8 @@ TrainReport run_train(const TrainOptions& given) {
     folder.checkpoint_written(state.step);
   }
   const std::string options =
-      options_json(o, {model, precision, schedule.steps(), data.train_positions, data.val_positions, identities});
+      options_json(o, {model, precision, schedule.steps(), data.train_positions, data.val_positions, identities,
+                       device.str()});
   if (ranks.is_main()) folder.start(options, train::metrics_header());
   const TrainingRun run{o,     model,    *net,     *optimizer, ranks,     folder, data,
                         state, device,   precision, schedule,  most_steps, options};

@@ -3,16 +3,20 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cmath>
 #include <optional>
 #include <nlohmann/json.hpp>
 
 #include "nn/loss.h"
+#include "run/model_card.h"
 #include "run/train/optimizer.h"
 #include "run/train/time_budget.h"
 #include "train/metrics.h"
 #include "util/console.h"
 #include "util/error.h"
+#include "util/files.h"
+#include "util/stop_request.h"
 
 namespace legalnet::run {
 
@@ -34,6 +38,13 @@ TrainingLoop::TrainingLoop(const TrainingRun& run)
 TrainingLoop::Next TrainingLoop::next() {
   if (run_.state.step >= schedule_.steps()) return Next::FINISH;
   if (o_.stop_at_step > 0 && run_.state.step >= o_.stop_at_step) return Next::PAUSE;
+  // A stop asked by SIGTERM or SIGUSR1 (preemption: util/stop_request.h): every rank pauses at the
+  // same step, with a checkpoint. One process looks at its flag every step; ranks ask each other
+  // every 16 steps (an all-reduce), well inside a cluster's grace period.
+  if ((run_.ranks.world_size() == 1 || run_.state.step % 16 == 0) && run_.ranks.any(stop_requested() != 0)) {
+    report_.stop_signal = stop_requested() ? stop_requested() : SIGTERM;  // 0 here: another rank's
+    return Next::PAUSE;
+  }
   // The ranks stop together: rank clocks differ, and a rank left alone waits forever.
   if (o_.max_time > 0 && run_.ranks.any(run_.state.elapsed_seconds + seconds() >= o_.max_time)) {
     if (verbose_) say("train: --max-time {} s reached at step {}\n", o_.max_time, run_.state.step);
@@ -141,6 +152,11 @@ TrainReport TrainingLoop::finish() {
     training["train_seconds"] = state.elapsed_seconds;
     training["final_val_loss"] = report_.val_loss;
     save_model(run_.folder.model_path(), run_.model, run_.net, training.dump());
+    // The card beside the model, from the record the model holds (evaluate --model-card adds
+    // the figures it measures).
+    OutputFile card(run_.folder.model_card_path(), Links::REPLACE);
+    card.write(model_card(nlohmann::json::parse(training.dump()), nullptr));
+    card.commit();
     run_.folder.finish();
   }
   run_.ranks.barrier();

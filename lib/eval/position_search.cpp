@@ -1,0 +1,236 @@
+#include "eval/position_search.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <optional>
+
+#include "chess/movegen.h"
+#include "encode/encode.h"
+#include "eval/situations.h"
+#include "chess/king_safety.h"
+#include "util/error.h"
+#include "util/rng.h"
+
+namespace legalnet::eval {
+
+using namespace chess;
+
+namespace {
+
+constexpr std::array<Piece, 10> ADDED = {W_PAWN, W_KNIGHT, W_BISHOP, W_ROOK, W_QUEEN,
+                                         B_PAWN, B_KNIGHT, B_BISHOP, B_ROOK, B_QUEEN};
+
+struct Parts {
+  std::array<Piece, SQUARE_NB> board{};
+  Color side = WHITE;
+  uint8_t castling = 0;
+  Square ep = SQ_NONE;
+};
+
+Parts parts_of(const Position& pos) {
+  Parts p;
+  for (int s = 0; s < SQUARE_NB; ++s) p.board[size_t(s)] = pos.piece_on(Square(s));
+  p.side = pos.side_to_move();
+  p.castling = pos.castling_rights();
+  p.ep = pos.ep_square();
+  return p;
+}
+
+// The position of the parts when it is legal (the setup's checks, and checkers a move can give).
+std::optional<Position> legal(const Parts& p) {
+  try {
+    Position pos = Position::from_parts(p.board, p.side, p.castling, p.ep, 0, 1);
+    if (!checkers_possible(pos)) return std::nullopt;
+    return pos;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+Square random_square(GameRng& rng, const Parts& p, bool occupied, bool king_too = true) {
+  Square squares[SQUARE_NB];
+  int n = 0;
+  for (int s = 0; s < SQUARE_NB; ++s) {
+    const Piece piece = p.board[size_t(s)];
+    if ((piece != NO_PIECE) == occupied && (king_too || piece == NO_PIECE || type_of(piece) != KING))
+      squares[n++] = Square(s);
+  }
+  return n ? squares[rng.below(uint32_t(n))] : SQ_NONE;
+}
+
+// One edit of the parts, whatever it leaves: the caller keeps only legal results.
+bool edit(Parts& p, GameRng& rng) {
+  p.ep = SQ_NONE;  // kept only by the en-passant edit: a double push is the last move
+  switch (rng.below(7)) {
+    case 0: {  // move a piece
+      const Square from = random_square(rng, p, true), to = random_square(rng, p, false);
+      if (from == SQ_NONE || to == SQ_NONE) return false;
+      std::swap(p.board[from], p.board[to]);
+      return true;
+    }
+    case 1: {  // add one
+      const Square to = random_square(rng, p, false);
+      if (to == SQ_NONE) return false;
+      p.board[to] = ADDED[rng.below(uint32_t(ADDED.size()))];
+      return true;
+    }
+    case 2: {  // remove one (never a king)
+      const Square s = random_square(rng, p, true, false);
+      if (s == SQ_NONE) return false;
+      p.board[s] = NO_PIECE;
+      return true;
+    }
+    case 3: {  // swap two
+      const Square a = random_square(rng, p, true), b = random_square(rng, p, true);
+      if (a == b || p.board[a] == p.board[b]) return false;
+      std::swap(p.board[a], p.board[b]);
+      return true;
+    }
+    case 4:  // castling rights: a random subset (the setup refuses those that do not hold)
+      p.castling = uint8_t(rng.below(16));
+      return true;
+    case 5: {  // en passant behind a pawn of the side not to move that may have just pushed two
+      const Color them = ~p.side;
+      const int rank = them == WHITE ? 3 : 4;
+      const int file = int(rng.below(8));
+      const Square pawn = make_square(file, rank);
+      if (p.board[pawn] != make_piece(them, PAWN)) return false;
+      p.ep = Square(pawn - pawn_push(them));
+      return true;
+    }
+    default:  // the other side to move
+      p.side = ~p.side;
+      return true;
+  }
+}
+
+uint32_t situations(const Position& pos) { return situations_of(pos, MoveList(pos)); }
+
+}  // namespace
+
+std::optional<Position> random_edit(const Position& pos, GameRng& rng) {
+  const Parts start = parts_of(pos);
+  for (int tries = 0; tries < 64; ++tries) {
+    Parts p = start;
+    if (!edit(p, rng)) continue;
+    if (std::optional<Position> next = legal(p)) {
+      if (next->fen() != pos.fen()) return next;
+    }
+  }
+  return std::nullopt;
+}
+
+double worst_margin(const Position& pos, const float* probs) {
+  const encode::LegalMask mask{MoveList(pos)};
+  double worst = 0;
+  for (int i = 0; i < encode::MOVE_INDICES; ++i) {
+    const double p = probs[i];
+    worst = std::max(worst, mask[i] ? 1.0 - p : p);
+  }
+  return worst;
+}
+
+Proportion SearchSummary::broken() const {
+  Proportion p{0, starts.size()};
+  for (const auto& s : starts) p.count += s.broken;
+  return p;
+}
+
+double SearchSummary::median_evaluations_to_break() const {
+  std::vector<int> n;
+  for (const auto& s : starts)
+    if (s.broken) n.push_back(s.evaluations);
+  if (n.empty()) return 0;
+  std::sort(n.begin(), n.end());
+  return n.size() % 2 ? n[n.size() / 2] : 0.5 * (n[n.size() / 2 - 1] + n[n.size() / 2]);
+}
+
+namespace {
+
+struct Walker {
+  Position current;
+  GameRng rng;
+  SearchStart result;
+  bool done = false;
+  Walker(const Position& start, uint64_t seed, uint64_t index) : current(start), rng(seed, index) {}
+};
+
+}  // namespace
+
+SearchSummary search_positions(const Predictor& predict, const std::vector<std::string>& starts,
+                               const SearchOptions& o) {
+  const auto clock_start = std::chrono::steady_clock::now();
+  const double wrong = 1.0 - double(o.threshold);
+  std::vector<Walker> walkers;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    walkers.emplace_back(Position(starts[i]), o.seed, uint64_t(i));
+    walkers.back().result.start = walkers.back().current.fen();
+  }
+  // The starts themselves, in one batch.
+  {
+    std::vector<const Position*> batch;
+    for (auto& w : walkers) batch.push_back(&w.current);
+    std::vector<float> probs(batch.size() * encode::MOVE_INDICES, 0.0f);
+    if (!batch.empty()) predict(batch, probs);
+    for (size_t i = 0; i < walkers.size(); ++i) {
+      Walker& w = walkers[i];
+      w.result.evaluations = 1;
+      w.result.worst = w.result.start;
+      w.result.worst_margin = worst_margin(w.current, probs.data() + i * encode::MOVE_INDICES);
+      w.result.situations = situations(w.current);
+      if (w.result.worst_margin > wrong) w.result.broken = w.result.start_broken = w.done = true;
+    }
+  }
+  const int per_round = o.random_walk ? 1 : std::max(1, o.candidates);
+  std::vector<Position> candidates;
+  std::vector<size_t> owner;
+  for (;;) {
+    candidates.clear();
+    owner.clear();
+    for (size_t i = 0; i < walkers.size(); ++i) {
+      Walker& w = walkers[i];
+      if (w.done) continue;
+      const int room = std::min(per_round, o.budget - w.result.evaluations);
+      if (room <= 0) {
+        w.done = true;
+        continue;
+      }
+      for (int c = 0; c < room; ++c)
+        if (std::optional<Position> next = random_edit(w.current, w.rng)) {
+          candidates.push_back(*next);
+          owner.push_back(i);
+        }
+      if (owner.empty() || owner.back() != i) w.done = true;  // no legal edit at all
+    }
+    if (candidates.empty()) break;
+    std::vector<const Position*> batch;
+    for (const auto& c : candidates) batch.push_back(&c);
+    std::vector<float> probs(batch.size() * encode::MOVE_INDICES, 0.0f);
+    predict(batch, probs);
+    // Each walker takes its best candidate (steepest ascent; the random walk its only one).
+    std::vector<int> best(walkers.size(), -1);
+    std::vector<double> best_margin(walkers.size(), -1);
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      Walker& w = walkers[owner[c]];
+      if (w.result.broken) continue;
+      ++w.result.evaluations;
+      const double margin = worst_margin(candidates[c], probs.data() + c * encode::MOVE_INDICES);
+      if (margin > best_margin[owner[c]]) best_margin[owner[c]] = margin, best[owner[c]] = int(c);
+      if (margin > w.result.worst_margin || margin > wrong) {
+        w.result.worst_margin = margin;
+        w.result.worst = candidates[c].fen();
+        w.result.situations = situations(candidates[c]);
+      }
+      if (margin > wrong) w.result.broken = w.done = true;
+    }
+    for (size_t i = 0; i < walkers.size(); ++i)
+      if (best[i] >= 0 && !walkers[i].done) walkers[i].current = Position(candidates[size_t(best[i])].fen());
+  }
+  SearchSummary summary;
+  for (auto& w : walkers) summary.starts.push_back(std::move(w.result));
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
+  return summary;
+}
+
+}  // namespace legalnet::eval
