@@ -268,6 +268,9 @@ class Session {
       }
     }
     info(view);
+    // What a GUI shows of a search (depth, score, principal variation): one ply, the net's move,
+    // no evaluation (a legality model scores no position: cp 0).
+    send("info depth 1 seldepth 1 multipv 1 score cp 0 nodes 1 time 0 pv " + move);
     return move;
   }
 

@@ -75,6 +75,9 @@ TEST(Uci, EachPolicyPicksItsMove) {
   // e2e5 is the net's favourite but illegal; e2e4 the most probable legal move.
   const UciEngine e = fake({{"e2e5", 0.9f}, {"e2e4", 0.6f}, {"d2d4", 0.5f}});
   EXPECT_EQ(starting(talk("go\n", e), "bestmove"), std::vector<std::string>{"bestmove e2e4"});
+  // What GUIs and python-chess's chess.engine read: a depth, a score and the move as the pv.
+  EXPECT_EQ(starting(talk("go\n", e), "info depth"),
+            std::vector<std::string>{"info depth 1 seldepth 1 multipv 1 score cp 0 nodes 1 time 0 pv e2e4"});
   const auto raw = talk("setoption name Policy value raw\nposition startpos\ngo movetime 10\n", e);
   EXPECT_EQ(starting(raw, "bestmove"), std::vector<std::string>{"bestmove e2e5"});
   EXPECT_TRUE(contains(raw, "Policy raw plays the illegal e2e5"));
