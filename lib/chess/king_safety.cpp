@@ -1,6 +1,7 @@
 #include "chess/king_safety.h"
 
 #include "chess/bitboard.h"
+#include "util/error.h"
 
 namespace legalnet::chess {
 
@@ -40,6 +41,17 @@ bool checkers_possible(const Position& pos) {
   const Square king = pos.king_square(pos.side_to_move());
   if (popcount(checkers) > 2) return false;
   return popcount(checkers) < 2 || !(line_bb(lsb(checkers), Square(63 - __builtin_clzll(checkers))) & square_bb(king));
+}
+
+std::optional<Position> possible_position(const std::array<Piece, SQUARE_NB>& board, Color side, uint8_t castling,
+                                          Square ep) {
+  try {
+    Position pos = Position::from_parts(board, side, castling, ep, 0, 1);
+    if (!checkers_possible(pos)) return std::nullopt;
+    return pos;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace legalnet::chess

@@ -4,6 +4,9 @@
 // a Position or from the bitboards of a board decoded from training rows.
 #pragma once
 
+#include <array>
+#include <optional>
+
 #include "chess/position.h"
 
 namespace legalnet::chess {
@@ -24,5 +27,14 @@ KingSafety king_safety(const Position& pos);
 // STATUS_TOO_MANY_CHECKERS and STATUS_IMPOSSIBLE_CHECK): at most two, never two on one line
 // through the king. The setup accepts the others; generators of legal positions refuse them.
 bool checkers_possible(const Position& pos);
+
+// Every piece but the kings, white's then black's (P N B R Q): what generators of positions add.
+constexpr std::array<Piece, 10> NON_KING_PIECES = {W_PAWN, W_KNIGHT, W_BISHOP, W_ROOK, W_QUEEN,
+                                                   B_PAWN, B_KNIGHT, B_BISHOP, B_ROOK, B_QUEEN};
+
+// The position of these parts when the setup accepts it (Position::from_parts' checks) and its
+// checkers are possible, else nullopt: what generators of legal positions keep.
+std::optional<Position> possible_position(const std::array<Piece, SQUARE_NB>& board, Color side, uint8_t castling,
+                                          Square ep);
 
 }  // namespace legalnet::chess

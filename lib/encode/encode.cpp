@@ -21,6 +21,12 @@ void encode_planes(const chess::Position& pos, int8_t* out) {
   }
 }
 
+bool exact_set(const float* probs, const LegalMask& legal, float threshold) {
+  for (int i = 0; i < MOVE_INDICES; ++i)
+    if ((probs[i] >= threshold) != legal[i]) return false;
+  return true;
+}
+
 double legal_share(const float* probs, const LegalMask& legal) {
   double all = 0, on_legal = 0;
   for (int i = 0; i < MOVE_INDICES; ++i) {

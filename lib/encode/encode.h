@@ -50,6 +50,10 @@ class LegalMask {
 double legal_share(const float* probs, const LegalMask& legal);
 inline double illegal_share(const float* probs, const LegalMask& legal) { return 1.0 - legal_share(probs, legal); }
 
+// Whether the moves whose probability is at least `threshold` are exactly the legal ones: the
+// exact legal set that the report card counts and the position search breaks.
+bool exact_set(const float* probs, const LegalMask& legal, float threshold);
+
 // Whether a position has a legal castling or en-passant move: the rare kinds (under 1% of
 // positions), which train can weight (--rare-weight) and evaluate counts over a whole set.
 inline bool has_rare_move(const chess::MoveList& legal) {

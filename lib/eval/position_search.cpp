@@ -9,7 +9,6 @@
 #include "encode/encode.h"
 #include "eval/situations.h"
 #include "chess/king_safety.h"
-#include "util/error.h"
 #include "util/rng.h"
 
 namespace legalnet::eval {
@@ -17,9 +16,6 @@ namespace legalnet::eval {
 using namespace chess;
 
 namespace {
-
-constexpr std::array<Piece, 10> ADDED = {W_PAWN, W_KNIGHT, W_BISHOP, W_ROOK, W_QUEEN,
-                                         B_PAWN, B_KNIGHT, B_BISHOP, B_ROOK, B_QUEEN};
 
 struct Parts {
   std::array<Piece, SQUARE_NB> board{};
@@ -37,16 +33,7 @@ Parts parts_of(const Position& pos) {
   return p;
 }
 
-// The position of the parts when it is legal (the setup's checks, and checkers a move can give).
-std::optional<Position> legal(const Parts& p) {
-  try {
-    Position pos = Position::from_parts(p.board, p.side, p.castling, p.ep, 0, 1);
-    if (!checkers_possible(pos)) return std::nullopt;
-    return pos;
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
+std::optional<Position> legal(const Parts& p) { return possible_position(p.board, p.side, p.castling, p.ep); }
 
 Square random_square(GameRng& rng, const Parts& p, bool occupied, bool king_too = true) {
   Square squares[SQUARE_NB];
@@ -72,7 +59,7 @@ bool edit(Parts& p, GameRng& rng) {
     case 1: {  // add one
       const Square to = random_square(rng, p, false);
       if (to == SQ_NONE) return false;
-      p.board[to] = ADDED[rng.below(uint32_t(ADDED.size()))];
+      p.board[to] = NON_KING_PIECES[rng.below(uint32_t(NON_KING_PIECES.size()))];
       return true;
     }
     case 2: {  // remove one (never a king)
@@ -107,22 +94,7 @@ bool edit(Parts& p, GameRng& rng) {
 
 uint32_t situations(const Position& pos) { return situations_of(pos, MoveList(pos)); }
 
-}  // namespace
-
-std::optional<Position> random_edit(const Position& pos, GameRng& rng) {
-  const Parts start = parts_of(pos);
-  for (int tries = 0; tries < 64; ++tries) {
-    Parts p = start;
-    if (!edit(p, rng)) continue;
-    if (std::optional<Position> next = legal(p)) {
-      if (next->fen() != pos.fen()) return next;
-    }
-  }
-  return std::nullopt;
-}
-
-double worst_margin(const Position& pos, const float* probs) {
-  const encode::LegalMask mask{MoveList(pos)};
+double worst_margin(const encode::LegalMask& mask, const float* probs) {
   double worst = 0;
   for (int i = 0; i < encode::MOVE_INDICES; ++i) {
     const double p = probs[i];
@@ -130,6 +102,35 @@ double worst_margin(const Position& pos, const float* probs) {
   }
   return worst;
 }
+
+// A position's score: the margin climbed, and whether its legal set is wrong at the threshold
+// (the report card's exact set, encode::exact_set).
+struct Score {
+  double margin;
+  bool wrong;
+};
+
+Score score(const Position& pos, const float* probs, float threshold) {
+  const encode::LegalMask mask{MoveList(pos)};
+  return {worst_margin(mask, probs), !encode::exact_set(probs, mask, threshold)};
+}
+
+}  // namespace
+
+std::optional<Position> random_edit(const Position& pos, GameRng& rng) {
+  const Parts start = parts_of(pos);
+  const std::string fen = pos.fen();
+  for (int tries = 0; tries < 64; ++tries) {
+    Parts p = start;
+    if (!edit(p, rng)) continue;
+    if (std::optional<Position> next = legal(p)) {
+      if (next->fen() != fen) return next;
+    }
+  }
+  return std::nullopt;
+}
+
+double worst_margin(const Position& pos, const float* probs) { return worst_margin(encode::LegalMask{MoveList(pos)}, probs); }
 
 Proportion SearchSummary::broken() const {
   Proportion p{0, starts.size()};
@@ -161,7 +162,6 @@ struct Walker {
 SearchSummary search_positions(const Predictor& predict, const std::vector<std::string>& starts,
                                const SearchOptions& o) {
   const auto clock_start = std::chrono::steady_clock::now();
-  const double wrong = 1.0 - double(o.threshold);
   std::vector<Walker> walkers;
   for (size_t i = 0; i < starts.size(); ++i) {
     walkers.emplace_back(Position(starts[i]), o.seed, uint64_t(i));
@@ -177,9 +177,10 @@ SearchSummary search_positions(const Predictor& predict, const std::vector<std::
       Walker& w = walkers[i];
       w.result.evaluations = 1;
       w.result.worst = w.result.start;
-      w.result.worst_margin = worst_margin(w.current, probs.data() + i * encode::MOVE_INDICES);
+      const Score s = score(w.current, probs.data() + i * encode::MOVE_INDICES, o.threshold);
+      w.result.worst_margin = s.margin;
       w.result.situations = situations(w.current);
-      if (w.result.worst_margin > wrong) w.result.broken = w.result.start_broken = w.done = true;
+      if (s.wrong) w.result.broken = w.result.start_broken = w.done = true;
     }
   }
   const int per_round = o.random_walk ? 1 : std::max(1, o.candidates);
@@ -215,17 +216,17 @@ SearchSummary search_positions(const Predictor& predict, const std::vector<std::
       Walker& w = walkers[owner[c]];
       if (w.result.broken) continue;
       ++w.result.evaluations;
-      const double margin = worst_margin(candidates[c], probs.data() + c * encode::MOVE_INDICES);
-      if (margin > best_margin[owner[c]]) best_margin[owner[c]] = margin, best[owner[c]] = int(c);
-      if (margin > w.result.worst_margin || margin > wrong) {
-        w.result.worst_margin = margin;
+      const Score s = score(candidates[c], probs.data() + c * encode::MOVE_INDICES, o.threshold);
+      if (s.margin > best_margin[owner[c]]) best_margin[owner[c]] = s.margin, best[owner[c]] = int(c);
+      if (s.margin > w.result.worst_margin || s.wrong) {
+        w.result.worst_margin = s.margin;
         w.result.worst = candidates[c].fen();
         w.result.situations = situations(candidates[c]);
       }
-      if (margin > wrong) w.result.broken = w.done = true;
+      if (s.wrong) w.result.broken = w.done = true;
     }
     for (size_t i = 0; i < walkers.size(); ++i)
-      if (best[i] >= 0 && !walkers[i].done) walkers[i].current = Position(candidates[size_t(best[i])].fen());
+      if (best[i] >= 0 && !walkers[i].done) walkers[i].current = std::move(candidates[size_t(best[i])]);
   }
   SearchSummary summary;
   for (auto& w : walkers) summary.starts.push_back(std::move(w.result));

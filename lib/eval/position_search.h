@@ -21,12 +21,13 @@ struct SearchOptions {
   int budget = 2000;      // evaluations per start (the start's own included)
   int candidates = 16;    // edits of the current position scored each round (hill climbing)
   bool random_walk = false;  // one random edit a round, taken whatever its margin (the baseline)
-  float threshold = 0.5f;    // a legal set is wrong when a legal move is below it or an illegal one above
+  float threshold = 0.5f;    // a legal set is wrong when a legal move is below it or an illegal one at or above
   uint64_t seed = 0;         // start i's edits come from GameRng(seed, i)
 };
 
 // The model's worst margin in a position: the highest probability on an illegal move or one less
-// the lowest on a legal one (above 1 - threshold: the set is wrong at threshold 0.5).
+// the lowest on a legal one: what the search climbs. Whether a set is wrong is the report card's
+// test (encode::exact_set at SearchOptions::threshold).
 double worst_margin(const chess::Position& pos, const float* probs);
 
 struct SearchStart {

@@ -75,12 +75,9 @@ std::pair<double, double> SituationRow::illegal_mass_interval() const {
 void SituationCard::add(const Position& pos, const MoveList& legal, const float* probs, float threshold,
                         double uniform) {
   const encode::LegalMask is_legal(legal);
-  bool exact = true;
+  const bool exact = encode::exact_set(probs, is_legal, threshold);
   double total = 0;
-  for (int i = 0; i < encode::MOVE_INDICES; ++i) {
-    if ((probs[i] >= threshold) != is_legal[i]) exact = false;
-    total += probs[i];
-  }
+  for (int i = 0; i < encode::MOVE_INDICES; ++i) total += probs[i];
   const bool none = legal.size() == 0;
   const double illegal = none ? std::min(total, 1.0) : encode::illegal_share(probs, is_legal);
   const bool picked_illegal = !none && !is_legal[pick_index(probs, false, uniform)];

@@ -14,9 +14,9 @@ namespace {
 
 using namespace chess;
 
-constexpr std::string_view LETTERS = "PNBRQpnbrq";
-constexpr std::array<Piece, 10> PIECES = {W_PAWN, W_KNIGHT, W_BISHOP, W_ROOK, W_QUEEN,
-                                          B_PAWN, B_KNIGHT, B_BISHOP, B_ROOK, B_QUEEN};
+constexpr std::string_view LETTERS = "PNBRQpnbrq";  // the FEN letters of NON_KING_PIECES
+constexpr const auto& PIECES = NON_KING_PIECES;
+static_assert(LETTERS.size() == PIECES.size());
 constexpr size_t MAX_PIECES = 2;
 
 std::string class_name(const std::vector<Piece>& pieces) {
@@ -30,13 +30,7 @@ std::string class_name(const std::vector<Piece>& pieces) {
 
 // The position of the board, `side` to move; nullopt when it is not legal.
 std::optional<Position> legal_position(const std::array<Piece, SQUARE_NB>& board, Color side = WHITE) {
-  try {
-    Position pos = Position::from_parts(board, side, NO_CASTLING, SQ_NONE, 0, 1);
-    if (!checkers_possible(pos)) return std::nullopt;
-    return pos;
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+  return possible_position(board, side, NO_CASTLING, SQ_NONE);
 }
 
 }  // namespace

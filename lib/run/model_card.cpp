@@ -9,7 +9,7 @@
 namespace legalnet::run {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 // A value of `j` at a JSON pointer as text ("-" when absent), numbers as they print.
 std::string at(const json& j, const char* pointer) {

@@ -13,6 +13,6 @@ namespace legalnet::run {
 
 // The card's Markdown from the model's training record and, when not null, evaluate's
 // report.json (its "games", "adversary_games", "dataset" and "position_sets").
-std::string model_card(const nlohmann::json& training, const nlohmann::json* evaluation);
+std::string model_card(const nlohmann::ordered_json& training, const nlohmann::ordered_json* evaluation);
 
 }  // namespace legalnet::run

@@ -66,13 +66,13 @@ EvaluateReport run_evaluate(const EvaluateOptions& o) {
   report.gallery = gallery.groups();
   if (!o.gallery.empty()) write_gallery(report.gallery, o.gallery, outputs);
   report.print();
+  const nlohmann::ordered_json figures = report.json();  // report.json's and the card's
   if (!o.report.empty()) {
     auto out = std::make_unique<OutputFile>(o.report);
-    out->write(report.json_text());
+    out->write(EvaluateReport::json_text(figures));
     outputs.add(std::move(out));
   }
   if (!o.model_card.empty()) {
-    const nlohmann::json figures = nlohmann::json::parse(report.json_text());
     auto out = std::make_unique<OutputFile>(o.model_card);
     out->write(model_card(figures["model"]["training"], &figures));
     outputs.add(std::move(out));

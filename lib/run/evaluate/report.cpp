@@ -231,8 +231,8 @@ ordered_json EvaluateReport::json() const {
   return report;
 }
 
-std::string EvaluateReport::json_text() const {
-  return json().dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+std::string EvaluateReport::json_text(const ordered_json& report) {
+  return report.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace legalnet::run

@@ -89,7 +89,8 @@ struct EvaluateReport {
 
   nlohmann::ordered_json json() const;
   // report.json's text (a name that is not UTF-8 shows as U+FFFD: --report checked it before).
-  std::string json_text() const;
+  std::string json_text() const { return json_text(json()); }
+  static std::string json_text(const nlohmann::ordered_json& report);
   // The terminal table on stdout: the model, the headline, then each pass's figures.
   void print() const;
 };

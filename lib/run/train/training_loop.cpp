@@ -155,7 +155,7 @@ TrainReport TrainingLoop::finish() {
     // The card beside the model, from the record the model holds (evaluate --model-card adds
     // the figures it measures).
     OutputFile card(run_.folder.model_card_path(), Links::REPLACE);
-    card.write(model_card(nlohmann::json::parse(training.dump()), nullptr));
+    card.write(model_card(training, nullptr));
     card.commit();
     run_.folder.finish();
   }
