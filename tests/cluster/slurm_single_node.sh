@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # slurm_single_node.sh SOURCE_DIR BIN_DIR PYTHON: the cluster path for real. Starts a private
 # single-node Slurm on localhost (munged + slurmctld + slurmd from Debian's packages, configured
-# in a temporary folder, on free ports), submits slurm/submit.sh with a small run (a 2-task
-# data array, the merge, the test set, and a training job of 2 processes that meet through
-# c10d, then evaluate), waits for the jobs and checks what they made. Cleans up after itself.
+# in a temporary folder, on free ports), submits slurm/submit.sh with a small run (a data array
+# of 2 shards and the placement games, the test and position sets, the merge, a training job of
+# 2 processes that meet through c10d, and the report), waits for the jobs and checks what they
+# made. (tests/cluster/slurm_commands.sh checks, without Slurm, that the jobs run make's
+# commands.) Cleans up after itself.
 # Exits 77 (skipped) where it cannot run: not root, or Slurm/munge not installed.
 set -euo pipefail
 source_dir=$1 bin=$2 python=$3
@@ -87,11 +89,15 @@ for ((i = 0; ; ++i)); do
   sleep 0.5
 done
 
-# The pipeline, small: 2 array tasks of 150 games each, a tiny net trained by 2 processes.
+# The pipeline, small (the cluster's recipe, recipes/gpu.toml, made small by make's variables):
+# 2 shards of 150 games and 100 placement games, a tiny net trained by 2 processes.
 cd "$work/jobs"
-export LEGALNET_BIN=$bin DATA=$work/data SHARDS=2 GAMES=300 TEST_GAMES=40 SEED=7
+export LEGALNET_BIN=$bin DATA=$work/data SHARDS=2 TRAIN_GAMES=300 TEST_GAMES=40 SEED=7
+export PLACEMENT_GAMES=100 PLACEMENT_MAX_PLIES=10 OOD_PLACEMENTS=50 OOD_DEPTH=1 EXHAUSTIVE_MATERIAL=none
+export SAMPLED_MATERIAL='??' SAMPLED_POSITIONS=50
 export TRAIN_TASKS=2 TRAIN_GPUS=0 TRAIN_CPUS=1 TRAIN_MEM=2G DEVICE=cpu
-export BLOCKS=1 CHANNELS=8 BATCH=32 STEPS=40 EVAL_EVERY=20 TRAIN_PLY_LIMIT=120 EVAL_GAMES=4 RUN=$work/data/runs/test
+export BLOCKS=1 CHANNELS=8 BATCH=32 STEPS=40 EVAL_EVERY=20 TRAIN_PLY_LIMIT=120 RUN=$work/data/runs/test
+export EVAL_GAMES=4 ADVERSARY_GAMES=2 SEARCH_STARTS=2 SEARCH_BUDGET=20 RANDOM_EDIT_BUDGET=10
 export MASTER_PORT=$master_port OMP_WAIT_POLICY=PASSIVE
 submitted=$("$source_dir/slurm/submit.sh")
 echo "$submitted"
@@ -103,28 +109,30 @@ for ((i = 0; ; ++i)); do
   sleep 0.5
 done
 states=$(scontrol -o show job | grep -o 'JobId=[0-9]* .*JobState=[A-Z_]*' | sed 's/ .*JobState=/ /')
-[[ $(wc -l <<<"$states") == 5 ]] || fail "expected 5 jobs (2 array tasks, test set, merge, train): $states"
+[[ $(wc -l <<<"$states") == 7 ]] || fail "expected 7 jobs (3 array tasks, sets, merge, train, report): $states"
 grep -qv ' COMPLETED$' <<<"$states" && fail "not all jobs completed: $states"
-# The products.
-for f in tensors/shard-0.h5 tensors/shard-1.h5 tensors/train.h5 tensors/test.h5 runs/test/model.safetensors \
-  runs/test/metrics.csv runs/test/report.json; do
+# The products, in make's files.
+for f in games/train-0.pgn.zst games/placement.pgn.zst tensors/shard-0.h5 tensors/shard-1.h5 tensors/placement.h5 \
+  tensors/train.h5 tensors/test.h5 positions/placements.fen positions/perft-tree.fen positions/exhaustive.fen \
+  positions/sampled-material.fen runs/test/model.safetensors runs/test/metrics.csv report/report.json \
+  report/summary.txt report/metrics.csv report/loss.png report/report.html; do
   [[ -s $DATA/$f ]] || fail "$f is missing"
 done
 "$python" - "$DATA" <<'EOF' || fail "the products do not hold what they should"
 import h5py, json, sys
 data = sys.argv[1]
-shards = [h5py.File(f"{data}/tensors/shard-{k}.h5", "r") for k in range(2)]
+shards = [h5py.File(f"{data}/tensors/{name}.h5", "r") for name in ("shard-0", "shard-1", "placement")]
 joined = h5py.File(f"{data}/tensors/train.h5", "r")
 rows = sum(s["positions"].shape[0] for s in shards)
 assert joined["positions"].shape == (rows, 7, 8, 8), joined["positions"].shape
 assert joined["positions"].is_virtual, "the merge copied instead of joining"
-assert (joined["positions"][-5:] == shards[1]["positions"][-5:]).all()
+assert (joined["positions"][-5:] == shards[2]["positions"][-5:]).all()
 options = json.load(open(f"{data}/runs/test/options.json"))
 assert options["processes"] == 2, options["processes"]
 metrics = open(f"{data}/runs/test/metrics.csv").read().splitlines()
 assert metrics[0].startswith("step,") and metrics[-1].startswith("40,"), metrics
 assert int(metrics[-1].split(",")[2]) == 40 * 2 * 32, "samples: 2 processes x batch 32 per step"
-report = json.load(open(f"{data}/runs/test/report.json"))
+report = json.load(open(f"{data}/report/report.json"))
 assert report["games"]["games"] == 4, report["games"]
-print(f"ok: {rows} positions in 2 shards joined, trained by 2 processes, 4 games evaluated")
+print(f"ok: {rows} positions in 2 shards and the placements joined, trained by 2 processes, 4 games evaluated")
 EOF

@@ -1,7 +1,8 @@
-"""scripts/report-html on a report.json written by hand: the headline figures (clean games, the
-illegal rate overall and in check, the plies, the exact sets) at the top of the page with their
-intervals and what they are over; text from the report escaped; a figure that is not a number
-refused with one line, leaving no page."""
+"""scripts/report-html on a report.json written by hand: the verdict (clean games, the illegal
+rate overall and in check, the plies, against the random mover and the adversary; the exact sets
+of every set, named for what it is; the search) at the top of the page with its intervals and what
+each figure is over; text from the report escaped; a figure that is not a number refused with one
+line, leaving no page. tests/report/ renders the page in a browser and measures the first screen."""
 import copy
 import json
 import os
@@ -52,24 +53,40 @@ REPORT = {
 
 
 class Page(HTMLParser):
-    """The page's tags, the text of each element with an id, and the rows of the first table."""
+    """The page's tags, the text of each element with an id, the text of each element with an id
+    whole (`texts`), and the rows of the verdict's table of exact sets."""
     def __init__(self):
         super().__init__()
-        self.tags, self.figures, self.current, self.rows, self.tables = set(), {}, None, [], 0
+        self.tags, self.figures, self.current, self.rows, self.table = set(), {}, None, [], None
+        self.open, self.texts = [], {}
 
     def handle_starttag(self, tag, attrs):
         self.tags.add(tag)
         self.current = dict(attrs).get("id")
+        if tag not in ("br", "img"):
+            self.open.append((tag, self.current))
+            if self.current:
+                self.texts[self.current] = ""
         if tag == "table":
-            self.tables += 1
-        if tag == "tr" and self.tables == 1:
+            self.table = self.current
+        if tag == "tr" and self.table == "verdict-exact":
             self.rows.append("")
+
+    def handle_endtag(self, tag):
+        while self.open:
+            if self.open.pop()[0] == tag:
+                break
+        if tag == "table":
+            self.table = None
 
     def handle_data(self, text):
         if self.current:
             self.figures[self.current] = text
             self.current = None
-        if self.tables == 1 and self.rows:
+        for _, element in self.open:
+            if element:
+                self.texts[element] += text
+        if self.table == "verdict-exact" and self.rows:
             self.rows[-1] += text
 
 
@@ -89,7 +106,7 @@ class ReportHtml(unittest.TestCase):
         with open(os.path.join(self.folder, "report.html")) as f:
             return f.read()
 
-    def test_headline_figures_with_their_intervals_at_the_top(self):
+    def test_the_verdict_opens_the_page_with_its_intervals(self):
         done = self.render(REPORT)
         self.assertEqual(done.returncode, 0, done.stderr)
         text = self.page()
@@ -101,27 +118,61 @@ class ReportHtml(unittest.TestCase):
         self.assertEqual(page.figures["illegal-not-in-check"], "0.070%")
         self.assertEqual(page.figures["plies"], "301.2")
         self.assertEqual(page.figures["exact"], "98.50%")
-        rows = page.rows
-        self.assertIn("Headline figures", text[:text.index("<table>")])
-        clean = next(r for r in rows if r.startswith("Games ending by the rules"))
-        self.assertIn("95% interval 73.5% – 78.3%; 912 of 1200 games vs random", clean)
-        in_check = next(r for r in rows if "when in check" in r)
-        self.assertIn("95% interval 1.102% – 1.437%; 214 of 17000 picks in check", in_check)
-        overall = next(r for r in rows if r.startswith("Illegal picks per pick"))
-        self.assertIn("95% interval 0.148% – 0.182%; 351 of 214000 picks", overall)
-        plies = next(r for r in rows if r.startswith("Plies before"))
-        self.assertIn("95% interval 290.5 – 312.0; 1200 games vs random", plies)
-        exact = next(r for r in rows if r.startswith("Exact legal sets"))
-        self.assertIn("95% interval 98.33% – 98.66%; the first 20000 of 357899 rows of data/<script>alert", exact)  # text, not a tag
-        # The headline comes first: clean games, then the illegal rates, then the plies.
-        order = [next(i for i, r in enumerate(rows) if r.startswith(s))
-                 for s in ("Games ending", "Illegal picks per pick", "Plies before", "Exact legal sets")]
-        self.assertEqual(order, sorted(order))
+        games = page.texts["verdict-games"]
+        self.assertIn("Against the random mover", games)
+        self.assertIn("912 of 1,200 ended by the rules with no illegal pick; 95% interval 73.5% – 78.3%", games)
+        self.assertIn("351 of 214,000 picks; 95% interval 0.148% – 0.182%", games)
+        self.assertIn("1.259% (214 of 17,000; 95% interval 1.102% – 1.437%)", games)
+        self.assertIn("301.2 plies before the first illegal pick (95% interval 290.5 – 312.0)", games)
+        # No adversary games: said so, with how to play them.
+        self.assertIn("Not played (evaluate --adversary-games N)", page.texts["verdict"])
+        exact = next(r for r in page.rows if r.startswith("held-out game positions"))
+        self.assertIn("the first 20000 of 357899 rows of data/<script>alert", exact)  # text, not a tag
+        self.assertIn("20,000" "300" "98.50%" "98.33% – 98.66%", exact)
+        # The verdict comes first: before the curves, the galleries and every other table.
+        self.assertLess(text.index('<section id="verdict">'), text.index("<table"))
+        self.assertLess(text.index("</section>"), text.index("Training curves"))
         # Text from report.json is text: no tag of it reaches the page.
         self.assertNotIn("script", page.tags)
         self.assertNotIn("<script>", text)
         self.assertNotIn("<img src=http", text)
         self.assertIn("&lt;script&gt;", text)
+
+    def test_every_set_is_named_for_what_it_is(self):
+        report = copy.deepcopy(REPORT)
+        report["adversary_games"] = dict(report["games"], opponent="adversary", clean_games=150,
+                                         clean_games_share=0.75)
+        row = {"positions": 1943866, "exact_sets": 1943834, "exact_set_accuracy": 1943834 / 1943866,
+               "exact_set_95ci": [0.999977, 0.999989], "mean_illegal_mass": 2e-6, "illegal_mass_95ci": [0, 4e-6],
+               "sampled_picks": 0, "sampled_illegal_picks": 0, "sampled_illegal_rate": 0,
+               "sampled_illegal_95ci": [0, 1]}
+        names = {"placements.fen": "random placements", "perft-tree.fen": "perft trees from the start",
+                 "exhaustive.fen": "every legal position of a material class",
+                 "sampled-material.fen": "positions sampled from material classes", HOSTILE + ".fen": None}
+        report["position_sets"] = [{"path": "data/positions/" + n, "situations": {"with a legal move": row}}
+                                   for n in names]
+        search = {"starts": 80, "budget": 2000, "broken": 80, "broken_share": 1.0, "broken_95ci": [0.95, 1.0],
+                  "median_evaluations_to_break": 181.5}
+        report["position_search"] = [{"path": "data/positions/placements.fen", "search": search,
+                                      "random_edits": dict(search, budget=800, broken=0)}]
+        done = self.render(report)
+        self.assertEqual((done.returncode, done.stderr), (0, ""))
+        page = Page()
+        page.feed(self.page())
+        self.assertIn("Against the adversary", page.texts["verdict-adversary-games"])
+        self.assertEqual(page.figures["adversary-clean"], "75.0%")
+        expected = ["held-out game positions"] + [(n or "data/positions/" + f) + "1,943,866" for f, n in names.items()]
+        self.assertEqual(len(page.rows), 1 + len(expected))
+        for row, start in zip(page.rows[1:], expected):
+            self.assertTrue(row.startswith(start), (row, start))
+        # 32 wrong sets of 1,943,866 never read 100%: the digits that keep it apart from 100%.
+        three = page.rows[3]
+        self.assertIn("1,943,866" "32" "99.998%" "99.998% – 99.999%", three)
+        self.assertEqual(page.figures["exact-set-2"], "99.998%")
+        search = page.texts["verdict-search"]
+        self.assertIn("random placements80 of 80 within 2,000 evaluations (median 181.5)"
+                      "0 of 80 within 800 evaluations", search)
+        self.assertNotIn("<script>", self.page())
 
     def test_the_whole_set_is_said_so(self):
         report = copy.deepcopy(REPORT)
