@@ -52,8 +52,4 @@ struct SearchSummary {
 SearchSummary search_positions(const Predictor& predict, const std::vector<std::string>& starts,
                                const SearchOptions& options);
 
-// One random legal edit of pos (nullopt when the draws found none), from rng: what the search
-// steps by. Castling rights and en passant only where they hold; kings are moved, never removed.
-std::optional<chess::Position> random_edit(const chess::Position& pos, GameRng& rng);
-
 }  // namespace legalnet::eval

@@ -1,5 +1,6 @@
 #include "games/game_start.h"
 
+#include "games/edited_start.h"
 #include "games/material_class.h"
 #include "games/placement.h"
 #include "games/position_list.h"
@@ -16,15 +17,22 @@ GameStarts::GameStarts(const std::string& start, const std::string& fen) {
     placement_ = set_up_ = true;
   } else if (start == "sparse") {
     sparse_ = set_up_ = true;
+  } else if (start == "edited") {
+    edited_ = set_up_ = true;
   } else {
     list_ = read_position_list(start);
     set_up_ = true;
   }
 }
 
+bool GameStarts::is_keyword(const std::string& start) {
+  return start == "random" || start == "placement" || start == "sparse" || start == "edited";
+}
+
 chess::Position GameStarts::position(uint64_t index, GameRng& rng) const {
   if (placement_) return random_placement(rng);
   if (sparse_) return random_sparse_position(rng);
+  if (edited_) return random_edited_position(rng);
   if (fixed_) return *fixed_;
   return chess::Position(list_[index % list_.size()]);
 }

@@ -45,9 +45,9 @@ void recipe(const json& t, std::string& md) {
                                        : at(t, "/check_weight") + " / " + at(t, "/rare_weight") + " / " + at(t, "/pin_weight");
     md += fmt::format("| {} | {} |\n", name, value);
   }
-  md += fmt::format("\nThe command: `{}`. Every option is in the run's options.json and in the model file's "
-                    "`training` metadata.\n\n",
-                    at(t, "/command_line"));
+  if (t.contains("command_line"))
+    md += fmt::format("\nThe command: `{}`. ", at(t, "/command_line"));
+  md += "Every option is in the run's options.json and in the model file's `training` metadata.\n\n";
 }
 
 void data(const json& t, std::string& md) {
@@ -57,7 +57,8 @@ void data(const json& t, std::string& md) {
   if (t.contains("data_files") && t["data_files"].is_array()) {
     md += ", from:\n\n";
     for (const json& f : t["data_files"])
-      md += fmt::format("- `{}`: {} rows, {} games\n", at(f, "/path"), at(f, "/positions"), at(f, "/games"));
+      md += fmt::format("- `{}`: {} rows, {} games\n", f.contains("path") ? at(f, "/path") : "fingerprint " + at(f, "/fingerprint"),
+                        at(f, "/positions"), at(f, "/games"));
     md += "\n";
   } else {
     md += ".\n\n";
@@ -66,10 +67,13 @@ void data(const json& t, std::string& md) {
 
 void training_facts(const json& t, std::string& md) {
   md += "## Training\n\n";
-  const double seconds = t.value("train_seconds", 0.0);
-  md += fmt::format("{} steps ({} samples) in {:.1f} minutes on {}, {} (legalnet {}).\n",
-                    at(t, "/steps_done"), at(t, "/samples_seen"), seconds / 60, at(t, "/machine/device"),
-                    at(t, "/machine/cpu"), at(t, "/version"));
+  // The minutes and the version are the run folder's (run/training_record.h): absent for a model
+  // copied out of it.
+  const std::string minutes =
+      t.contains("train_seconds") ? fmt::format(" in {:.1f} minutes", t.value("train_seconds", 0.0) / 60) : "";
+  const std::string version = t.contains("version") ? " (legalnet " + at(t, "/version") + ")" : "";
+  md += fmt::format("{} steps ({} samples){} on {}, {}{}.\n", at(t, "/steps_done"), at(t, "/samples_seen"), minutes,
+                    at(t, "/machine/device"), at(t, "/machine/cpu"), version);
   md += fmt::format("Validation loss at the end: {}.\n\n", at(t, "/final_val_loss"));
 }
 

@@ -1,9 +1,9 @@
 // MODEL_CARD.md: what a trained model is, in a page a person reads beside the file (the Hugging
 // Face convention): the recipe, the data, the inputs, the machine and time it trained on, what
 // evaluate measured where it has, and the known limits. train writes it into the run folder;
-// evaluate --model-card writes it again with its figures. Both read the same facts the model
-// file's metadata holds ("training": options.json's keys and the run's totals), so a copied or
-// exported model explains itself.
+// evaluate --model-card writes it again with its figures. Both read the run's record: the model
+// file's "training" metadata and, in the run folder, options.json's provenance
+// (run/training_record.h), so a copied or exported model still explains itself.
 #pragma once
 
 #include <nlohmann/json.hpp>

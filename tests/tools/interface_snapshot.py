@@ -16,7 +16,8 @@ import tempfile
 
 # options.json keys whose values are facts of the run or of the build, not options.
 MEASURED = {"version", "command_line", "forward_flops_per_position", "train_positions", "val_positions",
-            "data_files", "val_files", "total_steps", "machine"}
+            "data_files", "val_files", "total_steps", "machine", "steps_done", "samples_seen", "train_seconds",
+            "final_val_loss"}
 
 
 def run(cmd, tmp):

@@ -52,7 +52,7 @@ EvaluateReport run_evaluate(const EvaluateOptions& o) {
 
   EvaluateReport report;
   report.options = o;
-  report.model = model_facts(net);
+  report.model = model_facts(net, o.model);
   report.device = run_device(net, o);
   Outputs outputs;  // the picture, the gallery and the report, renamed together at the end
   eval::Gallery gallery(9, float(o.threshold));

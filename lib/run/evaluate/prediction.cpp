@@ -4,6 +4,7 @@
 #include "nn/board_conv.h"
 #include "nn/device.h"
 #include "nn/predict.h"
+#include "run/training_record.h"
 #include "util/json.h"
 
 namespace legalnet::run {
@@ -38,7 +39,7 @@ EvaluatedNet load_evaluated_net(const EvaluateOptions& o, int threads) {
   return net;
 }
 
-ModelFacts model_facts(const EvaluatedNet& net) {
+ModelFacts model_facts(const EvaluatedNet& net, const std::string& model_path) {
   const nn::ModelConfig& c = net.model.config;
   const encode::InputSpec& inputs = encode::input_spec(c.inputs);
   return {.description = c.describe(),
@@ -47,7 +48,7 @@ ModelFacts model_facts(const EvaluatedNet& net) {
           .input_kind_from_move_generator = inputs.from_move_generator,
           .input_kind_description = inputs.description,
           .parameters = nn::count_parameters(*net.model.net),
-          .training = parse_json<nlohmann::ordered_json>(net.model.training_json)};
+          .training = with_provenance(parse_json<nlohmann::ordered_json>(net.model.training_json), model_path)};
 }
 
 RunDevice run_device(const EvaluatedNet& net, const EvaluateOptions& o) {

@@ -33,7 +33,7 @@ struct EvaluatedNet {
 EvaluatedNet load_evaluated_net(const EvaluateOptions& options, int threads);
 
 // The model file's facts and the resolved device, for the report.
-ModelFacts model_facts(const EvaluatedNet& net);
+ModelFacts model_facts(const EvaluatedNet& net, const std::string& model_path);
 RunDevice run_device(const EvaluatedNet& net, const EvaluateOptions& options);
 
 }  // namespace legalnet::run

@@ -69,7 +69,7 @@ void check_options(const GenMovesOptions& o) {
   if (o.shard < 0 || o.shard >= o.num_shards)
     throw Error(fmt::format("--shard {} is not in 0..{}", o.shard, o.num_shards - 1));
   std::vector<NamedPath> inputs;
-  if (o.start != "random" && o.start != "placement" && o.start != "sparse") inputs.push_back({"--start", o.start});
+  if (!GameStarts::is_keyword(o.start)) inputs.push_back({"--start", o.start});
   check_outputs_are_not_inputs({{"--out", o.out}, {"--report", o.report}}, inputs);
   check_output_writable({"--out", o.out});
   check_output_writable({"--report", o.report});

@@ -1,5 +1,7 @@
 #include "run/train/training_loop.h"
 
+#include "run/training_record.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -146,12 +148,15 @@ TrainReport TrainingLoop::finish() {
   report_.train_seconds = state.elapsed_seconds;
   report_.model_path = run_.folder.model_path();
   if (rank0_) {
-    nlohmann::ordered_json training = nlohmann::json::parse(options_);
+    nlohmann::ordered_json training = nlohmann::ordered_json::parse(options_);
     training["steps_done"] = state.step;
     training["samples_seen"] = state.samples;
     training["train_seconds"] = state.elapsed_seconds;
     training["final_val_loss"] = report_.val_loss;
-    save_model(run_.folder.model_path(), run_.model, run_.net, training.dump());
+    // The model holds what decides it (byte for byte the same for the same options and data),
+    // options.json beside it the whole record (run/training_record.h).
+    run_.folder.rewrite_options(training.dump(2));
+    save_model(run_.folder.model_path(), run_.model, run_.net, model_record(training).dump());
     // The card beside the model, from the record the model holds (evaluate --model-card adds
     // the figures it measures).
     OutputFile card(run_.folder.model_card_path(), Links::REPLACE);
