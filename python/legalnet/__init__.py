@@ -35,7 +35,8 @@ try:
     import torch
 
     from .attacks import attack_planes
-    from .dataset import BatchReader, BlockShuffleSampler, Dataset
+    from .batch_reader import BatchReader
+    from .dataset import BlockShuffleSampler, Dataset
     from .fen import BoardState, parse_fen
     from .inputs import DEFAULT_INPUT_KIND, INPUT_KINDS, encode_batch, encode_fen, encode_targets, input_kind, squares_from_planes
     from .export import export_model, export_torchscript

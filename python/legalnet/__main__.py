@@ -49,6 +49,8 @@ def main(argv=None):
     try:
         status = run(sys.argv[1:] if argv is None else argv)
         sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`legalnet --help | head`): quiet, as SIGPIPE leaves a C tool
+        os._exit(141)
     except KeyboardInterrupt:  # SIGINT: the temporaries are gone (write_atomically), as a shell expects
         _fail("interrupted", 130)
     except MemoryError:

@@ -1,6 +1,8 @@
 """legalnet.Dataset in DataLoader workers (issue 33): the decoded chunks shared by the workers of
 one Dataset, the same rows and tensors as without workers, and the ways back to a cache per
-process (spawned workers, a file larger than the cache, moves that overflow the shared heap).
+process (spawned workers, a file larger than the cache, moves that overflow the shared heap);
+the batched fetch that makes a shuffled DataLoader fast (issue 61: whole chunks through the
+cache, one fetch and one encoding per batch; the rates are bench/dataset_vs_h5py.py's).
 LEGALNET_BIN_DIR names the tools (gen_moves, tensorize) for a tiny dataset."""
 import functools
 import multiprocessing
@@ -21,9 +23,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_package import tiny_dataset  # noqa: E402  (and legalnet on the path)
 
 import legalnet  # noqa: E402
-from legalnet import dataset  # noqa: E402
+from legalnet import chunk_cache, rows  # noqa: E402
 
-S = dataset._SharedChunks
+S = chunk_cache._SharedChunks
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "dataset_vs_h5py.py")
 
 
 def per_process(path, **kw):
@@ -95,7 +98,7 @@ class SharedChunks(unittest.TestCase):
             self.assertTrue((data._shared.state == S.READY).all())
             self.assertEqual(int(data._shared.used[0]), int(self.y.sum()))  # every chunk's moves, once
             # The workers decoded the chunks for this process too: it reads them without decoding.
-            with mock.patch.object(dataset._Reader, "chunk", side_effect=AssertionError("decoded again")):
+            with mock.patch.object(rows._Reader, "chunk", side_effect=AssertionError("decoded again")):
                 x, y = data.batch(order)
                 self.assertTrue(torch.equal(x, self.x[order]) and torch.equal(y, self.y[order]))
                 self.assertTrue(torch.equal(epoch(data, 2, sampler=order)[1], self.y[order]))  # so do the next workers
@@ -122,7 +125,7 @@ class SharedChunks(unittest.TestCase):
         self.assertFalse((data._shared.state == S.READY).any())  # nothing decoded into this process's memory
 
     def test_a_file_larger_than_the_cache_keeps_a_cache_per_process(self):
-        data = legalnet.Dataset(self.path, inputs="state", cache_bytes=5 * 256 * dataset.CACHED_ROW_BYTES)
+        data = legalnet.Dataset(self.path, inputs="state", cache_bytes=5 * 256 * chunk_cache.CACHED_ROW_BYTES)
         self.assertIsNone(data._shared)
         order = self.order()
         x, y = epoch(data, 2, sampler=order)
@@ -246,6 +249,83 @@ class ReplacedFile(unittest.TestCase):
         with self.assertRaises(RuntimeError) as caught:
             next(iter(reader))
         self.assertEqual(str(caught.exception), self.message(path, owner="BatchReader"))
+
+
+class BatchedFetch(unittest.TestCase):
+    """Why a shuffled DataLoader over a Dataset runs near h5py's raw read (issue 61): the loader
+    fetches each batch with one ``__getitems__`` (never ``__getitem__`` per row), each chunk the
+    epoch touches is read and decoded once, whole, into the cache, each batch is encoded once
+    with numpy, and the default collate hands those tensors on without stacking items. The
+    rates themselves are timed by bench/dataset_vs_h5py.py, not here."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.folder = tempfile.TemporaryDirectory()
+        cls.path = tiny_dataset(cls.folder.name)
+        ref = per_process(cls.path)
+        cls.x, cls.y = ref.batch(np.arange(len(ref)))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.folder.cleanup()
+
+    def counted_epoch(self, data, batch_size=64):
+        """One shuffled epoch without workers: its batches, the chunks decoded, the encodings
+        made and the batched fetches, with per-row fetches refused."""
+        chunk, encode, fetch = rows._Reader.chunk, rows._Rows.encode, legalnet.Dataset.__getitems__
+        decoded, encoded, fetched = [], [], []
+
+        def counted_chunk(reader, c):
+            decoded.append(c)
+            return chunk(reader, c)
+
+        def counted_encode(r, *args, **kw):
+            encoded.append(encode(r, *args, **kw))
+            return encoded[-1]
+
+        def counted_fetch(d, indices):
+            fetched.append(list(indices))
+            return fetch(d, indices)
+
+        loader = torch.utils.data.DataLoader(data, batch_size=batch_size, shuffle=True,
+                                             generator=torch.Generator().manual_seed(5))
+        with mock.patch.object(rows._Reader, "chunk", counted_chunk), \
+                mock.patch.object(rows._Rows, "encode", counted_encode), \
+                mock.patch.object(legalnet.Dataset, "__getitems__", counted_fetch), \
+                mock.patch.object(legalnet.Dataset, "__getitem__", side_effect=AssertionError("a row alone")):
+            batches = list(loader)
+        return batches, decoded, encoded, fetched
+
+    def check_epoch(self, data):
+        batches, decoded, encoded, fetched = self.counted_epoch(data)
+        chunks = -(-len(self.x) // 256)
+        self.assertGreater(chunks, 2)
+        self.assertEqual(sorted(decoded), list(range(chunks)))  # every chunk once, whole
+        self.assertEqual(len(fetched), len(batches))  # one batched fetch per batch
+        self.assertEqual(len(encoded), len(batches))  # one encoding per batch
+        for (x, y), (ex, ey), indices in zip(batches, encoded, fetched):
+            self.assertIs(x, ex)  # the batch as encoded, not stacked again item by item
+            self.assertIs(y, ey)
+            self.assertTrue(torch.equal(x, self.x[indices]) and torch.equal(y, self.y[indices]))
+        self.assertEqual(sorted(i for indices in fetched for i in indices), list(range(len(self.x))))
+
+    def test_a_shuffled_loader_decodes_each_chunk_once_and_fetches_whole_batches(self):
+        data = legalnet.Dataset(self.path, inputs="state")
+        self.assertIsNotNone(data._shared)
+        self.check_epoch(data)
+        # The next epoch reads the cache: nothing decoded again.
+        self.assertEqual(self.counted_epoch(data)[1], [])
+
+    def test_so_does_a_cache_of_this_process(self):
+        self.check_epoch(per_process(self.path))
+
+    def test_the_benchmark_measures_the_ratios_in_one_run(self):
+        import subprocess
+        run = subprocess.run([sys.executable, BENCH, self.path, "--rounds", "1", "--batch", "64"],
+                             capture_output=True, text=True, timeout=600)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertRegex(run.stdout, r"\n0 workers / h5py = \d+\.\d\d \(bar >= 0\.40\): (met|MISSED)\n")
+        self.assertRegex(run.stdout, r"\n2 workers / 0 workers = \d+\.\d\d \(bar >= 1\.00\): (met|MISSED)\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,92 @@
+"""The runner of the docs' code blocks (tests/docs/run_doc_blocks.py, issue 62): which blocks it
+finds and runs, the marks it requires, line numbers kept. The blocks of docs/python.md themselves
+run as the ctest test docs.python_md_blocks."""
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(HERE, "..", "docs", "run_doc_blocks.py")
+spec = importlib.util.spec_from_file_location("run_doc_blocks", RUNNER)
+blocks = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(blocks)
+
+SAMPLE = """# A doc
+
+<!-- run -->
+```python
+print("one")
+```
+
+Text.
+
+<!-- not run: a placeholder -->
+```sh
+tool ... more
+```
+
+```
+a diagram, no language: text
+```
+
+- In a list:
+
+  <!--   run   -->
+  ~~~bash
+  echo two
+    indented
+  ~~~
+
+````python
+```
+a fence inside a longer one
+````
+"""
+
+
+class Parse(unittest.TestCase):
+    def test_blocks_marks_languages_and_lines(self):
+        found = blocks.parse("doc.md", SAMPLE)
+        self.assertEqual([(b.line, b.language, b.mark) for b in found],
+                         [(5, "python", "run"), (12, "sh", "not run"), (16, "", None), (23, "bash", "run"),
+                          (28, "python", None)])
+        self.assertEqual(found[0].code, 'print("one")\n')
+        self.assertEqual(found[1].reason, "a placeholder")
+        self.assertEqual(found[3].code, "echo two\n  indented\n")
+        self.assertEqual(found[4].code, "```\na fence inside a longer one\n")
+
+    def test_an_unmarked_runnable_block_and_a_mark_on_text_are_problems(self):
+        found = blocks.parse("doc.md", SAMPLE + "\n<!-- run -->\n```text\nx\n```\n")
+        self.assertEqual(blocks.problems(found), [
+            "doc.md:28: a ```python block without <!-- run --> or <!-- not run: REASON --> on the line before it",
+            "doc.md:34: marked to run, but ```text is not run (only bash, py, python, sh, shell)"])
+
+    def test_a_block_keeps_the_files_line_numbers(self):
+        with tempfile.TemporaryDirectory() as folder:
+            block = blocks.Block(os.path.join(folder, "doc.md"), 40, "python", "x = 1\nraise SystemExit(7)\n", "run")
+            ok, _, output = blocks.run_block(block, folder, dict(os.environ), 60)
+            self.assertFalse(ok)
+            self.assertIn("(exit status 7)", output)
+            block.code = "x = 1\n1 / 0\n"
+            ok, _, output = blocks.run_block(block, folder, dict(os.environ), 60)
+            self.assertRegex(output, r'doc\.md-L40\.py", line 41\b')
+            block.language, block.code = "sh", "true\nfalse\necho never\n"
+            ok, _, output = blocks.run_block(block, folder, dict(os.environ), 60)
+            self.assertFalse(ok)
+            self.assertNotIn("never", output)
+
+    def test_every_runnable_block_of_the_python_guide_is_marked(self):
+        guide = os.path.join(HERE, "..", "..", "docs", "python.md")
+        found = blocks.parse(guide)
+        self.assertEqual(blocks.problems(found), [])
+        self.assertGreaterEqual(sum(b.mark == "run" for b in found), 4)
+        listing = subprocess.run([sys.executable, RUNNER, guide, "--list"], capture_output=True, text=True)
+        self.assertEqual(listing.returncode, 0, listing.stderr)
+        self.assertNotIn("UNMARKED", listing.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
