@@ -1,4 +1,4 @@
-// One 3x3 convolution on 8x8 boards, torch's against the board kernels (nn/board_conv.h),
+// One 3x3 convolution on 8x8 boards, torch's against the board kernels (kernels/kernels.h),
 // forward alone and forward + backward (input and weight gradients), in turns over several
 // rounds; the median of each, its effective rate (the direct convolution's FLOPs per second)
 // and the ratio (issue 32). The instruction set of the board kernels is printed; with
@@ -6,7 +6,7 @@
 // with AVX512-BF16, also the bf16 convolution forward + backward, torch's against the board
 // kernels' (torch's forward and input gradient, our weight gradient: board_conv3x3_bf16). Then
 // the batch norm + residual + ReLU after such a convolution in training, forward + backward:
-// torch's BatchNorm2d, add and relu against the board kernels' one node (nn/board_norm.h).
+// torch's BatchNorm2d, add and relu against the board kernels' one node (kernels/kernels.h).
 // Usage: legalnet_conv_bench [BATCH=train's] [CHANNELS_IN=32] [CHANNELS_OUT=32] [THREADS=0] [ROUNDS=5] [TILE=4]
 #include <fmt/core.h>
 
@@ -16,10 +16,9 @@
 #include <chrono>
 #include <cstdlib>
 
-#include "nn/board_conv.h"
-#include "nn/board_norm.h"
-#include "nn/device.h"
-#include "nn/tile_gemm.h"
+#include "compute/device.h"
+#include "kernels/kernels.h"
+#include "kernels/tile_gemm.h"
 #include "run/train/options.h"
 
 using namespace legalnet;

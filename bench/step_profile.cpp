@@ -17,7 +17,8 @@
 // ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 with precision fp32 imitates an
 // AVX2-only CPU (the header line says so).
 // HEAD is the resnet's policy head (train --policy-head): auto, the default, is what train builds.
-// Usage: legalnet_step_profile DATASET.h5 [PRECISION=fp32] [BATCH=train's] [STEPS=20] [ROUNDS=3] [THREADS=0] [HEAD=auto]
+// Usage: legalnet_step_profile DATASET.h5 [PRECISION=fp32] [BATCH=train's] [STEPS=20] [ROUNDS=3] [THREADS=0]
+// [HEAD=auto]
 #include <fmt/core.h>
 #include <immintrin.h>
 
@@ -28,12 +29,12 @@
 #include <fstream>
 #include <map>
 
-#include "nn/board_conv.h"
-#include "nn/device.h"
+#include "compute/device.h"
+#include "kernels/kernels.h"
+#include "kernels/tile_gemm.h"
+#include "nn/forward.h"
 #include "nn/loss.h"
 #include "nn/models.h"
-#include "nn/precision.h"
-#include "nn/tile_gemm.h"
 #include "run/train/optimizer.h"
 #include "run/train/options.h"
 #include "train/batches.h"
@@ -133,7 +134,7 @@ int main(int argc, char** argv) {
   keep_freed_memory();
   configure_threads(argc > 6 ? std::atoi(argv[6]) : 0);
   ModelConfig wanted;  // the default resnet, with the head train gives it
-  wanted.policy_head = argc > 7 ? argv[7] : "auto";
+  wanted.policy_head = find_choice(nn::POLICY_HEADS, argc > 7 ? argv[7] : "auto", "policy head").value;
   const ModelConfig c = run::trained_model(wanted);
   LoadOptions load;
   load.quiet = true;
@@ -152,9 +153,10 @@ int main(int argc, char** argv) {
                                     mkl ? mkl : "")
                       : "",
              c.describe(), precision_name(precision), batch, c.forward_flops() / 1e6);
-  fmt::print("  fp32 FMA limit (AVX2, measured) {:.1f} GFLOP/s; torch fp32 matmul 1024^3 {:.1f} GFLOP/s, "
-             "batched 36x[{},32]x[32,32] {:.1f} GFLOP/s\n",
-             fma, square, 4 * batch, batched);
+  fmt::print(
+      "  fp32 FMA limit (AVX2, measured) {:.1f} GFLOP/s; torch fp32 matmul 1024^3 {:.1f} GFLOP/s, "
+      "batched 36x[{},32]x[32,32] {:.1f} GFLOP/s\n",
+      fma, square, 4 * batch, batched);
 
   // One step in parts. The tower's output is cut from the graph (detached, then given the
   // head's gradient) so that the backward of the head and the tower are timed apart.
@@ -234,7 +236,8 @@ int main(int argc, char** argv) {
         {
           AutocastScope autocast(precision, torch::kCPU);
           const auto t0 = Clock::now();
-          y = kernels == Kernels::BOARD && board_conv_applies(x, w) ? board_conv3x3(x, w) : torch::conv2d(x, w, {}, 1, 1);
+          y = kernels == Kernels::BOARD && board_conv_applies(x, w) ? board_conv3x3(x, w)
+                                                                    : torch::conv2d(x, w, {}, 1, 1);
           if (r >= 0) f += seconds_since(t0);
         }
         const auto t0 = Clock::now();

@@ -18,7 +18,7 @@
 // batches already on the GPU and through the memory and stream loaders (which copy each batch
 // from pinned memory), timed between torch::cuda::synchronize() calls. Without DEVICE, or with
 // DEVICE=cpu, the output is the CPU's above. Every variant runs the kernels train's --kernels
-// auto would (nn/board_conv.h: the board kernels for a resnet on a CPU in fp32), on the policy
+// auto would (kernels/kernels.h: the board kernels for a resnet on a CPU in fp32), on the policy
 // head train's --policy-head auto gives the kind (a resnet's pairs head).
 // Usage: [DEVICE=cuda] legalnet_train_bench DATASET.h5 KIND HIDDEN BLOCKS CHANNELS [STEPS] [BATCH] [THREADS]
 //        [ROUNDS] [INPUTS]   (BATCH: train's --batch-size default when left out)
@@ -27,11 +27,11 @@
 #include <algorithm>
 #include <chrono>
 
-#include "nn/board_conv.h"
-#include "nn/device.h"
+#include "compute/device.h"
+#include "kernels/kernels.h"
+#include "nn/forward.h"
 #include "nn/loss.h"
 #include "nn/models.h"
-#include "nn/precision.h"
 #include "run/train/optimizer.h"
 #include "run/train/options.h"
 #include "train/batches.h"
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   c.blocks = std::atoi(argv[4]);
   c.channels = std::atoi(argv[5]);
   c.inputs = encode::parse_input_kind(argc > 10 ? argv[10] : "state");
-  c.policy_head = "auto";  // the head train gives the kind
+  c.policy_head = PolicyHead::AUTO;  // the head train gives the kind
   c = run::trained_model(c);
   const char* device_spec = std::getenv("DEVICE");
   torch::Device device = torch::kCPU;
@@ -137,7 +137,8 @@ int main(int argc, char** argv) {
   load.quiet = true;
   load.max_rows = uint64_t(batch) * 64;
   const CompactPositions data = load_positions({argv[1]}, load);
-  const Precision chosen = resolve_precision("auto", device, c.kind == ModelKind::RESNET);  // as train with --kernels auto
+  const Precision chosen =
+      resolve_precision("auto", device, c.kind == ModelKind::RESNET);  // as train with --kernels auto
   StreamOptions stream_options;
   stream_options.paths = {argv[1]};
   stream_options.batch_size = batch;
@@ -207,11 +208,11 @@ int main(int argc, char** argv) {
       loader = std::make_unique<BatchLoader>(std::make_unique<StreamBatches>(stream_options), 0, device);
     auto step = [&](int i) {
       Batch b = loader ? loader->next() : ready[size_t(i) % ready.size()];
-      auto loss =
-          v.loss == Variant::ON_4096
-              ? torch::binary_cross_entropy_with_logits(forward_logits(*net, b.planes, v.precision), b.targets)
-          : v.loss == Variant::TORCH_OPS ? policy_loss(forward_trained_logits(*net, b.planes, b.targets, v.precision))
-                                         : training_loss(*net, b.planes, b.targets, v.precision);
+      auto loss = v.loss == Variant::ON_4096
+                      ? torch::binary_cross_entropy_with_logits(forward_logits(*net, b.planes, v.precision), b.targets)
+                  : v.loss == Variant::TORCH_OPS
+                      ? policy_loss(forward_trained_logits(*net, b.planes, b.targets, v.precision))
+                      : training_loss(*net, b.planes, b.targets, v.precision);
       adam.zero_grad();
       loss.backward();
       adam.step();

@@ -15,7 +15,8 @@ batch=${BATCH:-$("$bin/train" --help | sed -n 's/.*--batch-size INT.*=\([0-9]*\)
 # The C++ bench sets its own OpenMP waiting as the tools do (util/passive_openmp.cpp); Python
 # gets PASSIVE as docs/python.md advises, and the same short spin as ours in a second fp32 run.
 py() { OMP_WAIT_POLICY=PASSIVE "$python" "$(dirname "$0")/train_vs_python.py" "$@"; }
-models=${MODELS:-"resnet 0 6 32,resnet 0 6 64,attention 0 6 64,mlp 4096 0 0,conv 1024 4 64"}
+# MODELS="a b c d,e f g h" picks others than bench/models.txt's.
+models=${MODELS:-$(grep -v '^#' "$(dirname "$0")/models.txt" | paste -sd, -)}
 IFS=, read -ra model_list <<< "$models"
 for model in "${model_list[@]}"; do
   # Python fp32 before and after the C++ loop: a shared machine's speed drifts over minutes.

@@ -38,9 +38,9 @@ inline size_t edit_distance(const std::string& a, const std::string& b) {
 inline std::string did_you_mean(const CLI::App& app, const std::vector<std::string>& extras) {
   for (const std::string& given : extras) {
     const bool option = given.rfind("--", 0) == 0;
-    const std::string word = option ? given.substr(2, given.find('=') == std::string::npos ? std::string::npos
-                                                                                             : given.find('=') - 2)
-                                    : given;
+    const std::string word =
+        option ? given.substr(2, given.find('=') == std::string::npos ? std::string::npos : given.find('=') - 2)
+               : given;
     if (word.empty() || (!option && word[0] == '-')) continue;
     std::string best;
     size_t best_distance = std::min<size_t>(3, (word.size() + 2) / 3);
@@ -137,7 +137,8 @@ inline void add_config(CLI::App& app, const std::string& tool) {
   app.config_formatter(std::make_shared<SectionConfig>(tool));
   app.set_config("--config", "",
                  "Read options from a TOML or INI file (recipes/*.toml): keys are the long option names, at the top or "
-                 "in [" + tool + "]; the other tools' sections and [pipeline] are skipped; the command line wins");
+                 "in [" +
+                     tool + "]; the other tools' sections and [pipeline] are skipped; the command line wins");
   app.add_flag_callback(
          "--print-config",
          [&app] {
@@ -183,9 +184,8 @@ inline int parse(CLI::App& app, int argc, char** argv, const char* tool) {
 // "train 0.3.0 (git 1a2b3c4)" and, on the next line, the libtorch the build used and whether its
 // CUDA and NCCL paths were compiled in: what a cluster user checks before a job.
 inline void set_version(CLI::App& app, const char* tool) {
-  app.set_version_flag("--version", std::string(tool) + " " + VERSION + " (" + GIT_DESCRIBE + ")\n" +
-                                        "libtorch " + TORCH_VERSION_BUILT + ", CUDA " +
-                                        (BUILT_WITH_CUDA ? "yes" : "no") + ", NCCL " +
+  app.set_version_flag("--version", std::string(tool) + " " + VERSION + " (" + GIT_DESCRIBE + ")\n" + "libtorch " +
+                                        TORCH_VERSION_BUILT + ", CUDA " + (BUILT_WITH_CUDA ? "yes" : "no") + ", NCCL " +
                                         (BUILT_WITH_NCCL ? "yes" : "no"));
 }
 

@@ -9,10 +9,7 @@
 
 int main(int argc, char** argv) {
   using namespace legalnet;
-  CLI::App app{
-      "evaluate: measures a model written by train on a held-out dataset (BCE, precision/recall/F1, exact sets,\n"
-      "errors by kind of move and position) and in games against a random mover or itself (plies before\n"
-      "the first illegal move, counted as the predecessor did). Prints a table; --report writes JSON."};
+  CLI::App app{run::EVALUATE_ABOUT};
   cli::set_version(app, "evaluate");
   run::EvaluateOptions o;
   run::evaluate_options().add_to(app, o);

@@ -58,5 +58,4 @@ const std::vector<PerftCase> PERFT_SUITE = {
     {"8/8/8/KPp4r/8/8/8/4k3 w - c6 0 2", 5, 33070},
 };
 
-
 }  // namespace legalnet::chess

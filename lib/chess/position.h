@@ -96,9 +96,9 @@ class Position {
   explicit Position(Empty);
   void set_fen(std::string_view fen, std::string* dropped_castling);
   void clear_board();
-  void check_placement() const;            // one king each, no pawn on the first or last rank, reachable material
+  void check_placement() const;              // one king each, no pawn on the first or last rank, reachable material
   bool castling_right_holds(int bit) const;  // the king and the rook of CastlingRights bit `bit` at home
-  void check_ep_square(Square ep) const;   // behind a pawn of the side not to move that just double-pushed
+  void check_ep_square(Square ep) const;     // behind a pawn of the side not to move that just double-pushed
   void finish_setup(uint8_t castling, Square ep, int rule50, int fullmove);
   // The en-passant target after a double push to `to` by the side not to move, if a capture
   // there is legal; SQ_NONE otherwise.

@@ -38,8 +38,10 @@ constexpr uint64_t EDGE_ROWS = 4096;
 
 }  // namespace
 
-DatasetIdentity dataset_identity(const std::string& path) {
-  const DatasetReader reader(path);
+DatasetIdentity dataset_identity(const std::string& path) { return dataset_identity(DatasetReader(path)); }
+
+DatasetIdentity dataset_identity(const DatasetReader& reader) {
+  const std::string& path = reader.path();
   DatasetIdentity id;
   std::error_code ec;
   const auto resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);

@@ -17,6 +17,10 @@ struct DatasetIdentity {
   std::string fingerprint;
 };
 
+class DatasetReader;
+
+// The identity of an open dataset.
+DatasetIdentity dataset_identity(const DatasetReader& reader);
 // Opens and validates `path` as DatasetReader does; throws legalnet::Error naming it.
 DatasetIdentity dataset_identity(const std::string& path);
 

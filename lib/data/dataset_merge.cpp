@@ -107,7 +107,8 @@ MergeSummary merge_datasets(const MergeOptions& o) {
     // The readers take a joined file's shards only from its own folder (a source named with a
     // folder could be any file on the machine).
     if (!o.copy && s.relative.find('/') != std::string::npos)
-      throw Error(in + ": a shard outside the folder of --out cannot be joined virtually (a joined file's shards are "
+      throw Error(in +
+                  ": a shard outside the folder of --out cannot be joined virtually (a joined file's shards are "
                   "read only from its own folder); put it beside --out, or merge with --copy");
     // HDF5 reads '%' in a virtual source's name as a pattern ('%b': the joined file's name).
     if (!o.copy && s.relative.find('%') != std::string::npos)

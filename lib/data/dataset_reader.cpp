@@ -1,5 +1,7 @@
 #include "data/dataset_reader.h"
 
+#include <atomic>
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -29,13 +31,14 @@ void check_stored_size(hid_t ds, hid_t dcpl, uint64_t raw_bytes, const std::stri
   const std::string at = file + ": dataset '" + where + "' ";
   bool deflated = false;
   for (const H5Z_filter_t id : h5::filters(dcpl)) {
-    if (id == H5Z_FILTER_DEFLATE) deflated = true;
+    if (id == H5Z_FILTER_DEFLATE)
+      deflated = true;
     else if (id != H5Z_FILTER_SHUFFLE && id != H5Z_FILTER_FLETCHER32)
       throw Error(at + "is stored through HDF5 filter " + std::to_string(int(id)) +
                   ", which this reader does not take (gzip and shuffle only)");
   }
   const uint64_t stored = h5::storage_size(ds);
-  struct stat st{};
+  struct stat st {};
   const uint64_t file_bytes = ::stat(file.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
   const uint64_t most = deflated ? stored * MAX_DEFLATE_RATIO : stored;
   if (stored > file_bytes || (raw_bytes > most && stored < raw_bytes))
@@ -59,9 +62,7 @@ void check_hard_link(hid_t parent, const char* name, const std::string& file, co
 
 // A virtual source's file name as merge writes it: a plain name, the shard beside the joined
 // file. An absolute name or one with a folder ('/', '..') reads a file from anywhere.
-bool beside_the_file(const std::string& source) {
-  return source.find('/') == std::string::npos && source != "..";
-}
+bool beside_the_file(const std::string& source) { return source.find('/') == std::string::npos && source != ".."; }
 
 }  // namespace
 
@@ -70,7 +71,7 @@ struct DatasetReader::Impl {
   h5::Handle file;
   std::map<std::string, h5::Handle> datasets;  // by path inside the file
   uint64_t positions = 0, games = 0;
-  bool joined = false;  // row columns are virtual datasets over shards
+  bool joined = false;              // row columns are virtual datasets over shards
   std::vector<std::string> shards;  // the files they read, as resolved from this file's folder
 
   // Opens a dataset and checks type and shape; returns its first dimension.
@@ -150,10 +151,12 @@ struct DatasetReader::Impl {
       const std::filesystem::path resolved =
           std::filesystem::path(source).is_absolute() ? std::filesystem::path(source) : dir / source;
       check_shard(resolved, source, joined_from, name, e, mapped);
-      if (std::find(shards.begin(), shards.end(), resolved.string()) == shards.end()) shards.push_back(resolved.string());
+      if (std::find(shards.begin(), shards.end(), resolved.string()) == shards.end())
+        shards.push_back(resolved.string());
       next_row += mapped;
     }
-    if (next_row != rows) throw Error(at + "maps " + std::to_string(next_row) + " of its " + std::to_string(rows) + " rows");
+    if (next_row != rows)
+      throw Error(at + "maps " + std::to_string(next_row) + " of its " + std::to_string(rows) + " rows");
   }
 
   // The rows [first, first + n) a selection covers when it is one block starting at `first`
@@ -176,7 +179,8 @@ struct DatasetReader::Impl {
   // itself with the column's type and shape.
   void check_shard(const std::filesystem::path& resolved, const std::string& source, const std::string& joined_from,
                    const std::string& name, const ColumnSpec& e, hsize_t rows) const {
-    struct stat shard{}, self{};
+    struct stat shard {
+    }, self{};
     if (::stat(resolved.c_str(), &shard) != 0) throw Error(joined_from + ", which is missing");
     if (!S_ISREG(shard.st_mode)) throw Error(joined_from + ", which is not a regular file");
     if (::stat(path.c_str(), &self) == 0 && self.st_dev == shard.st_dev && self.st_ino == shard.st_ino)
@@ -221,7 +225,14 @@ struct DatasetReader::Impl {
   }
 };
 
+namespace {
+std::atomic<uint64_t> readers_opened{0};
+}  // namespace
+
+uint64_t DatasetReader::opened() { return readers_opened.load(); }
+
 DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  ++readers_opened;
   h5::configure_library();
   Impl& d = *impl_;
   d.path = path;
@@ -237,7 +248,8 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
   d.file = h5::open_file(path);
   if (!h5::has_attribute(d.file, "format")) throw Error(path + ": not a legalnet dataset (no 'format' attribute)");
   const std::string format = h5::read_string_attribute(d.file, "format", path);
-  if (format != FORMAT_NAME) throw Error(path + ": format '" + printable(format, 60) + "' is not '" + FORMAT_NAME + "'");
+  if (format != FORMAT_NAME)
+    throw Error(path + ": format '" + printable(format, 60) + "' is not '" + FORMAT_NAME + "'");
   const int64_t version = h5::read_int_attribute(d.file, "format_version", path);
   if (version != FORMAT_VERSION)
     throw Error(path + ": format version " + std::to_string(version) + " is not supported (this build reads version " +

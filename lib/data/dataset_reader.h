@@ -17,6 +17,8 @@ class DatasetReader {
  public:
   // Opens and validates; throws legalnet::Error naming the file and what is wrong.
   explicit DatasetReader(const std::string& path);
+  // How many readers this process has opened (a test checks that train opens each file once).
+  static uint64_t opened();
   ~DatasetReader();
   DatasetReader(DatasetReader&&) noexcept;
 

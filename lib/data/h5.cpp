@@ -1,7 +1,7 @@
 #include "data/h5.h"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 
@@ -230,9 +230,9 @@ Handle create_column(hid_t parent, const ColumnSpec& column, hsize_t rows, hsize
     check_status(H5Pset_deflate(dcpl, DEFLATE_LEVEL), file, column.name);
   }
   check_status(H5Pset_obj_track_times(dcpl, false), file, column.name);
-  return Handle(check(H5Dcreate2(parent, column.name, native_type(column.element), space, H5P_DEFAULT, dcpl,
-                                 H5P_DEFAULT),
-                      file, std::string("create dataset ") + column.name));
+  return Handle(
+      check(H5Dcreate2(parent, column.name, native_type(column.element), space, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
+            std::string("create dataset ") + column.name));
 }
 
 std::vector<hsize_t> select_rows(hid_t space, hsize_t first, hsize_t count, const std::string& file,

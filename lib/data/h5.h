@@ -89,8 +89,7 @@ std::vector<hsize_t> column_dims(const ColumnSpec& column, hsize_t rows);
 // timestamps (the same input gives a byte-identical file). rows == EXTENDIBLE: 0 rows, grown
 // as rows come (set_rows).
 constexpr hsize_t EXTENDIBLE = H5S_UNLIMITED;
-Handle create_column(hid_t parent, const ColumnSpec& column, hsize_t rows, hsize_t chunk_rows,
-                     const std::string& file);
+Handle create_column(hid_t parent, const ColumnSpec& column, hsize_t rows, hsize_t chunk_rows, const std::string& file);
 
 // Selects rows [first, first + count) of a dataspace, every trailing dimension whole, and
 // returns the selection's shape (the memory space to read or write it with).

@@ -22,5 +22,4 @@ constexpr int ATTACK_PLANES = 3;
 // Writes 0/1 to out[ATTACK_PLANES * 64], [plane * 64 + square].
 void encode_attack_planes(const int8_t* squares, int side, int8_t* out);
 
-
 }  // namespace legalnet::encode

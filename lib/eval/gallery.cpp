@@ -103,8 +103,8 @@ std::vector<MistakeGroup> Gallery::groups() const {
   }
   for (int reason = 0; reason < REASON_NB; ++reason) {
     if (picks_[size_t(reason)].empty()) continue;
-    groups.push_back({picks_group_name(reason),
-                      std::string("Illegal picks in games: ") + reason_name(reason), picks_[size_t(reason)]});
+    groups.push_back({picks_group_name(reason), std::string("Illegal picks in games: ") + reason_name(reason),
+                      picks_[size_t(reason)]});
   }
   return groups;
 }

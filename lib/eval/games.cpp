@@ -174,8 +174,8 @@ void play_adversary_moves(const std::vector<LiveGame*>& games, const Predictor& 
     Move pick = replies[i][0];
     for (Move m : replies[i]) {
       const Position& c = children[child];
-      const double mass = encode::illegal_share(probs.data() + child * encode::MOVE_INDICES,
-                                                encode::LegalMask(MoveList(c)));
+      const double mass =
+          encode::illegal_share(probs.data() + child * encode::MOVE_INDICES, encode::LegalMask(MoveList(c)));
       if (mass > worst) worst = mass, pick = m;
       ++child;
     }

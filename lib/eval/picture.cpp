@@ -131,8 +131,8 @@ void write_picture(const std::string& path, const std::string& svg, Outputs& out
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> svg_file(std::tmpfile(), std::fclose);
   if (!svg_file || std::fwrite(svg.data(), 1, svg.size(), svg_file.get()) != svg.size() ||
       std::fflush(svg_file.get()) != 0 || std::fseek(svg_file.get(), 0, SEEK_SET) != 0)
-    throw Error("cannot write '" + path + "': cannot make an unnamed temporary file for the SVG: " +
-                std::strerror(errno));
+    throw Error("cannot write '" + path +
+                "': cannot make an unnamed temporary file for the SVG: " + std::strerror(errno));
   auto target = std::make_unique<AtomicPath>(path);
   if (run_program({"rsvg-convert", "-f", "png"}, fileno(svg_file.get()), target->create()) != 0)
     throw Error("cannot write '" + path +

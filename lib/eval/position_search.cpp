@@ -41,7 +41,9 @@ Score score(const Position& pos, const float* probs, float threshold) {
 
 }  // namespace
 
-double worst_margin(const Position& pos, const float* probs) { return worst_margin(encode::LegalMask{MoveList(pos)}, probs); }
+double worst_margin(const Position& pos, const float* probs) {
+  return worst_margin(encode::LegalMask{MoveList(pos)}, probs);
+}
 
 Proportion SearchSummary::broken() const {
   Proportion p{0, starts.size()};

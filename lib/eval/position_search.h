@@ -18,8 +18,8 @@
 namespace legalnet::eval {
 
 struct SearchOptions {
-  int budget = 2000;      // evaluations per start (the start's own included)
-  int candidates = 16;    // edits of the current position scored each round (hill climbing)
+  int budget = 2000;         // evaluations per start (the start's own included)
+  int candidates = 16;       // edits of the current position scored each round (hill climbing)
   bool random_walk = false;  // one random edit a round, taken whatever its margin (the baseline)
   float threshold = 0.5f;    // a legal set is wrong when a legal move is below it or an illegal one at or above
   uint64_t seed = 0;         // start i's edits come from GameRng(seed, i)
@@ -31,18 +31,18 @@ struct SearchOptions {
 double worst_margin(const chess::Position& pos, const float* probs);
 
 struct SearchStart {
-  std::string start;       // the start's FEN
-  bool broken = false;     // a position with a wrong legal set was found within the budget
-  int evaluations = 0;     // spent: to the first break, or the whole budget
-  std::string worst;       // the first wrong position, else the one with the worst margin found
+  std::string start;    // the start's FEN
+  bool broken = false;  // a position with a wrong legal set was found within the budget
+  int evaluations = 0;  // spent: to the first break, or the whole budget
+  std::string worst;    // the first wrong position, else the one with the worst margin found
   double worst_margin = 0;
-  uint32_t situations = 0;  // the worst position's (eval/situations.h)
+  uint32_t situations = 0;    // the worst position's (eval/situations.h)
   bool start_broken = false;  // the start itself was wrong (no search needed)
 };
 
 struct SearchSummary {
   std::vector<SearchStart> starts;
-  Proportion broken() const;                 // starts broken within the budget
+  Proportion broken() const;                   // starts broken within the budget
   double median_evaluations_to_break() const;  // over the broken starts (0 when none)
   double seconds = 0;
 };

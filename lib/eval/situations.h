@@ -7,29 +7,16 @@
 #include <cstdint>
 
 #include "chess/movegen.h"
+#include "chess/situations.h"
 #include "util/stats.h"
 
 namespace legalnet::eval {
 
-// Situations a position can be in (one position can be in several). WITH_LEGAL_MOVE holds every
-// position but those with no legal move, which NO_LEGAL_MOVE holds.
-enum Situation : int {
-  WITH_LEGAL_MOVE,
-  SIT_IN_CHECK,
-  SIT_DOUBLE_CHECK,
-  SIT_PINNED_PIECE,      // a piece of the side to move is pinned to its king
-  SIT_EN_PASSANT,        // an en-passant capture is legal
-  SIT_CASTLING,          // a castling move is legal
-  SIT_CASTLING_REFUSED,  // a castling right with the way clear, refused because a square is attacked
-  SIT_PROMOTION,         // a promotion is legal
-  SIT_MANY_QUEENS,       // three or more queens on the board
-  SIT_NO_LEGAL_MOVE,     // checkmate or stalemate: the net should put no mass anywhere
-  SITUATION_NB
-};
-const char* situation_name(int situation);
-
-// The situations of pos (bit i set for Situation i).
-uint32_t situations_of(const chess::Position& pos, const chess::MoveList& legal);
+// The situations (chess/situations.h), named here as the card's rows.
+using chess::Situation;
+using enum chess::Situation;
+using chess::situation_name;
+using chess::situations_of;
 
 // One row of the card.
 struct SituationRow {

@@ -111,15 +111,21 @@ class Session {
     const Tokens t(first, all.end());
     const std::string_view command = t[0];
     if (command == "quit") return false;
-    if (command == "uci") uci();
-    else if (command == "isready") send("readyok");
-    else if (command == "setoption") setoption(t);
+    if (command == "uci")
+      uci();
+    else if (command == "isready")
+      send("readyok");
+    else if (command == "setoption")
+      setoption(t);
     else if (command == "ucinewgame") {
       pos_ = chess::Position();
       rng_ = GameRng(seed_, 0);
-    } else if (command == "position") position(t);
-    else if (command == "go") go(t);
-    else if (command == "stop" || command == "ponderhit") release();
+    } else if (command == "position")
+      position(t);
+    else if (command == "go")
+      go(t);
+    else if (command == "stop" || command == "ponderhit")
+      release();
     // debug and register ask for nothing this engine has.
     return true;
   }
@@ -135,7 +141,8 @@ class Session {
     send("option name Policy type combo default legal var legal var raw var sample");
     send(fmt::format("option name Seed type spin default {} min 0 max {}", engine_.seed, UCI_MAX_SEED));
     send(fmt::format("option name Threads type spin default {} min 1 max {}", engine_.threads, UCI_MAX_THREADS));
-    info(engine_.model + "; no search: the net's output is the move; a promotion is always to a queen "
+    info(engine_.model +
+         "; no search: the net's output is the move; a promotion is always to a queen "
          "(the from-to head names no piece)");
     send("uciok");
   }
@@ -216,8 +223,8 @@ class Session {
   // or `ponderhit`, as UCI asks; a `go` while one is held answers the held one first.
   void go(const Tokens& t) {
     release();
-    const bool hold = std::find(t.begin(), t.end(), "infinite") != t.end() ||
-                      std::find(t.begin(), t.end(), "ponder") != t.end();
+    const bool hold =
+        std::find(t.begin(), t.end(), "infinite") != t.end() || std::find(t.begin(), t.end(), "ponder") != t.end();
     const std::string best = "bestmove " + choose();
     if (hold)
       held_ = best;
@@ -247,9 +254,7 @@ class Session {
       view += fmt::format(" {} {:.3f}{}", encode::index_name(index), p[index], mask[index] ? "" : " (illegal)");
     std::string move;
     switch (policy_) {
-      case UciPolicy::LEGAL:
-        move = chess::to_uci(pick_legal_move(legal, p, /*greedy=*/true, 0.0));
-        break;
+      case UciPolicy::LEGAL: move = chess::to_uci(pick_legal_move(legal, p, /*greedy=*/true, 0.0)); break;
       case UciPolicy::RAW: {
         const int index = pick_index(p, /*greedy=*/true, 0.0);
         move = index_move(pos_, legal, index);

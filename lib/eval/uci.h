@@ -34,12 +34,12 @@ enum class UciPolicy : uint8_t {
 };
 
 struct UciEngine {
-  std::string name;      // after "id name"
-  std::string model;     // what the net is, for an info string after uciok
-  Predictor predict;     // fills 4096 probabilities (board order) for one position
+  std::string name;                              // after "id name"
+  std::string model;                             // what the net is, for an info string after uciok
+  Predictor predict;                             // fills 4096 probabilities (board order) for one position
   std::function<void(int threads)> set_threads;  // the Threads option (torch's intra-op threads)
-  int threads = 1;       // the Threads option's default
-  uint64_t seed = 0;     // the Seed option's default (at most UCI_MAX_SEED)
+  int threads = 1;                               // the Threads option's default
+  uint64_t seed = 0;                             // the Seed option's default (at most UCI_MAX_SEED)
 };
 constexpr uint64_t UCI_MAX_SEED = 2147483647;  // a spin option's value is a 32-bit int to some GUIs
 constexpr int UCI_MAX_THREADS = 1024;

@@ -13,7 +13,8 @@ namespace {
 using namespace chess;
 
 // FEN letters by colour, for P N B R Q K.
-constexpr std::array<std::array<char, 6>, 2> LETTERS = {{{'P', 'N', 'B', 'R', 'Q', 'K'}, {'p', 'n', 'b', 'r', 'q', 'k'}}};
+constexpr std::array<std::array<char, 6>, 2> LETTERS = {
+    {{'P', 'N', 'B', 'R', 'Q', 'K'}, {'p', 'n', 'b', 'r', 'q', 'k'}}};
 enum Kind { P, N, B, R, Q, K };
 
 // A board being filled: the FEN letter on each square, '\0' when empty.

@@ -9,8 +9,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "compute/arithmetic.h"
 #include "encode/encode.h"
-#include "nn/bce_rows.h"
+#include "kernels/kernels.h"
 #include "nn/models.h"
 #include "util/error.h"
 

@@ -9,8 +9,8 @@
 
 #include <torch/torch.h>
 
+#include "nn/forward.h"
 #include "nn/models.h"
-#include "nn/precision.h"
 
 namespace legalnet::nn {
 
@@ -32,10 +32,10 @@ torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduc
 // A training step's loss, ready for backward: policy_loss(forward_trained_logits(...)) to float
 // rounding. On a CPU the trained logits are read where the forward pass wrote them
 // (PolicyNet::forward_gathered, fp32 or bf16; one source, or two it sums in fp32: the resnet's
-// pairs head) and one node computes the loss and their gradient (nn/bce_rows.h), in place of
+// pairs head) and one node computes the loss and their gradient (kernels/bce_rows.h), in place of
 // the gather, the cast, torch's BCE and their backward scatter (about 10 of torch's nodes, 4-5
-// ms of the default's 50 ms bf16 step on 2 Zen 4 cores; docs/benchmarks.md). Each row's loss is summed in double and the rows in order: the
-// same value for any thread count. On CUDA: the composition of torch's ops.
+// ms of the default's 50 ms bf16 step on 2 Zen 4 cores; docs/benchmarks.md). Each row's loss is summed in double and
+// the rows in order: the same value for any thread count. On CUDA: the composition of torch's ops.
 torch::Tensor training_loss(PolicyNet& net, const torch::Tensor& planes, const torch::Tensor& targets,
                             Precision precision);
 

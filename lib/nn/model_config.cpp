@@ -29,17 +29,24 @@ std::string size_of(const ModelConfig& c) { return std::to_string(c.blocks) + "x
 
 // Sizes as resolved() leaves them (each at most 65536): no product below overflows int64.
 const ModelSpec MLP{
-    ModelKind::MLP, "mlp", "a multilayer perceptron: the planes, one hidden layer, the move logits",
-    {.hidden = 4096}, false,
+    ModelKind::MLP,
+    "mlp",
+    "a multilayer perceptron: the planes, one hidden layer, the move logits",
+    {.hidden = 4096},
+    false,
     [](const ModelConfig& c) { return 2 * (input_floats(c) * SQUARES * c.hidden + c.hidden * outputs(c)); },
     [](const ModelConfig& c) {
       return int64_t(c.input_planes()) * 64 * c.hidden + int64_t(c.hidden) * int64_t(outputs(c));
     },
-    [](const ModelConfig& c) { return "mlp " + std::to_string(c.hidden) + with_inputs(c); }, make_mlp};
+    [](const ModelConfig& c) { return "mlp " + std::to_string(c.hidden) + with_inputs(c); },
+    make_mlp};
 
 const ModelSpec CONV{
-    ModelKind::CONV, "conv", "3x3 convolutions, then a fully connected layer and the move logits",
-    {.hidden = 1024, .blocks = 8, .channels = 128}, true,
+    ModelKind::CONV,
+    "conv",
+    "3x3 convolutions, then a fully connected layer and the move logits",
+    {.hidden = 1024, .blocks = 8, .channels = 128},
+    true,
     [](const ModelConfig& c) {
       const double d = c.channels;
       return conv3x3_flops(input_floats(c), d) + (c.blocks - 1) * conv3x3_flops(d, d) +
@@ -53,45 +60,53 @@ const ModelSpec CONV{
     make_conv};
 
 const ModelSpec RESNET{
-    ModelKind::RESNET, "resnet", "residual 3x3 blocks and a head scoring each move from its from- and to-squares",
-    {.blocks = 6, .channels = 32}, true,
+    ModelKind::RESNET,
+    "resnet",
+    "residual 3x3 blocks and a head scoring each move from its from- and to-squares",
+    {.blocks = 6, .channels = 32},
+    true,
     [](const ModelConfig& c) {
       const double d = c.channels;
       // Line mixing is one [64 x 64] matrix per channel applied densely (nn/models.h: LineMixing).
-      const double lines = c.mixing == "lines" ? 2 * SQUARES * SQUARES * d : 0;
+      const double lines = c.mixing == Mixing::LINES ? 2 * SQUARES * SQUARES * d : 0;
       // The pairs head: a 1x1 convolution to a query and a key per square, their 64 x 64 products.
-      const double pairs = c.policy_head == "pairs" ? 2 * SQUARES * d * 2 * d + 2 * SQUARES * SQUARES * d : 0;
+      const double pairs = c.policy_head == PolicyHead::PAIRS ? 2 * SQUARES * d * 2 * d + 2 * SQUARES * SQUARES * d : 0;
       return conv3x3_flops(input_floats(c), d) + c.blocks * (2.0 * conv3x3_flops(d, d) + lines) + 2 * SQUARES * d * 64 +
              pairs;
     },
     [](const ModelConfig& c) {
       const int64_t in = c.input_planes(), d = c.channels;
-      return in * 9 * d + c.blocks * 2 * 9 * d * d + d * 64 + (c.policy_head == "pairs" ? 2 * d * d : 0);
+      return in * 9 * d + c.blocks * 2 * 9 * d * d + d * 64 + (c.policy_head == PolicyHead::PAIRS ? 2 * d * d : 0);
     },
     [](const ModelConfig& c) {
-      return "resnet " + size_of(c) + (c.squeeze_excitation ? " se" : "") + (c.mixing == "none" ? "" : " " + c.mixing) +
-             (c.policy_head == "types" ? "" : " " + c.policy_head) + with_inputs(c);
+      return "resnet " + size_of(c) + (c.squeeze_excitation ? " se" : "") +
+             (c.mixing == Mixing::NONE ? "" : std::string(" ") + c.mixing_name()) +
+             (c.policy_head == PolicyHead::TYPES ? "" : std::string(" ") + c.policy_head_name()) + with_inputs(c);
     },
-    make_resnet};
+    make_resnet,
+    true};
 
-const ModelSpec ATTENTION{
-    ModelKind::ATTENTION, "attention", "a transformer over the 64 squares; a move's logit from its two squares",
-    {.blocks = 6, .channels = 64, .heads = 4}, true,
-    [](const ModelConfig& c) {
-      const double d = c.channels, hidden = c.hidden;
-      const double per_layer = 2 * SQUARES * (3 * d * d + d * d + 2 * d * hidden) + 2 * 2 * SQUARES * SQUARES * d;
-      return 2 * SQUARES * input_floats(c) * d + c.blocks * per_layer + 2 * SQUARES * 2 * d * d +
-             2 * SQUARES * SQUARES * d;
-    },
-    [](const ModelConfig& c) {
-      const int64_t in = c.input_planes(), d = c.channels, ff = c.hidden;
-      return in * d + c.blocks * (4 * d * d + 2 * d * ff) + 2 * d * d;
-    },
-    [](const ModelConfig& c) {
-      return "attention " + size_of(c) + " h" + std::to_string(c.heads) + " ff" + std::to_string(c.hidden) +
-             with_inputs(c);
-    },
-    make_attention};
+const ModelSpec ATTENTION{ModelKind::ATTENTION,
+                          "attention",
+                          "a transformer over the 64 squares; a move's logit from its two squares",
+                          {.blocks = 6, .channels = 64, .heads = 4},
+                          true,
+                          [](const ModelConfig& c) {
+                            const double d = c.channels, hidden = c.hidden;
+                            const double per_layer =
+                                2 * SQUARES * (3 * d * d + d * d + 2 * d * hidden) + 2 * 2 * SQUARES * SQUARES * d;
+                            return 2 * SQUARES * input_floats(c) * d + c.blocks * per_layer + 2 * SQUARES * 2 * d * d +
+                                   2 * SQUARES * SQUARES * d;
+                          },
+                          [](const ModelConfig& c) {
+                            const int64_t in = c.input_planes(), d = c.channels, ff = c.hidden;
+                            return in * d + c.blocks * (4 * d * d + 2 * d * ff) + 2 * d * d;
+                          },
+                          [](const ModelConfig& c) {
+                            return "attention " + size_of(c) + " h" + std::to_string(c.heads) + " ff" +
+                                   std::to_string(c.hidden) + with_inputs(c);
+                          },
+                          make_attention};
 
 }  // namespace
 
@@ -114,14 +129,12 @@ ModelConfig ModelConfig::resolved() const {
     throw Error("model sizes out of range: " + c.describe());
   if (spec.uses_blocks && (c.blocks < 1 || c.channels < 1))
     throw Error(std::string("a ") + spec.name + " needs blocks and channels >= 1");
-  if (c.mixing != "none" && c.mixing != "lines")
-    throw Error("unknown mixing '" + printable(c.mixing) + "' (expected " + MIXINGS + ")");
-  if (c.mixing != "none" && c.kind != ModelKind::RESNET)
-    throw Error("mixing '" + c.mixing + "' is a resnet option, not " + spec.name + "'s");
-  if (c.policy_head != "types" && c.policy_head != "pairs")
-    throw Error("unknown policy head '" + printable(c.policy_head) + "' (expected " + POLICY_HEADS + ")");
-  if (c.policy_head != "types" && c.kind != ModelKind::RESNET)
-    throw Error("policy head '" + c.policy_head + "' is a resnet option, not " + spec.name + "'s");
+  if (c.mixing != Mixing::NONE && c.kind != ModelKind::RESNET)
+    throw Error(std::string("mixing '") + c.mixing_name() + "' is a resnet option, not " + spec.name + "'s");
+  if (c.policy_head == PolicyHead::AUTO)
+    throw Error("policy head 'auto' is train's choice (--policy-head), not a model's: types or pairs");
+  if (c.policy_head != PolicyHead::TYPES && c.kind != ModelKind::RESNET)
+    throw Error(std::string("policy head '") + c.policy_head_name() + "' is a resnet option, not " + spec.name + "'s");
   if (c.kind == ModelKind::ATTENTION && c.channels % c.heads != 0)
     throw Error("attention: --channels " + std::to_string(c.channels) + " must be a multiple of --heads " +
                 std::to_string(c.heads));
@@ -140,8 +153,8 @@ std::string ModelConfig::to_json() const {
   j["heads"] = heads;
   j["squeeze_excitation"] = squeeze_excitation;
   j["geometric_head"] = geometric_head;
-  j["mixing"] = mixing;
-  j["policy_head"] = policy_head;
+  j["mixing"] = mixing_name();
+  j["policy_head"] = policy_head_name();
   j["input_kind"] = inputs_name();
   return j.dump();
 }
@@ -205,7 +218,9 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
                                                    : v[key.name].is_number();
     if (!typed)
       throw Error(std::string("bad model description: the config's '") + key.name + "' is not " +
-                  (key.type == KeyType::STRING ? "a string" : key.type == KeyType::BOOL ? "true or false" : "an integer"));
+                  (key.type == KeyType::STRING ? "a string"
+                   : key.type == KeyType::BOOL ? "true or false"
+                                               : "an integer"));
     // The kind first (the table's first row): a file of another program says so before its sizes.
     if (&key == &CONFIG_KEYS[0]) c.kind = parse_model_kind(v["kind"].get<std::string>());
   }
@@ -220,8 +235,8 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.squeeze_excitation = v["squeeze_excitation"].get<bool>();
   c.geometric_head = v["geometric_head"].get<bool>();
   c.inputs = encode::parse_input_kind(v[j.contains("input_kind") ? "input_kind" : "inputs"].get<std::string>());
-  c.mixing = v["mixing"].get<std::string>();
-  c.policy_head = v["policy_head"].get<std::string>();
+  c.mixing = find_choice(MIXINGS, v["mixing"].get<std::string>(), "mixing").value;
+  c.policy_head = find_choice(POLICY_HEADS, v["policy_head"].get<std::string>(), "policy head").value;
   return c.resolved();
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "encode/inputs.h"
+#include "util/choices.h"
 
 namespace legalnet::nn {
 
@@ -42,6 +43,8 @@ struct ModelSpec {
   std::string (*describe)(const ModelConfig&);
   // The net (nn/models.cpp).
   std::shared_ptr<PolicyNet> (*make)(const ModelConfig&);
+  // Its 3x3 convolutions can run on the board kernels (compute/arithmetic.h, resolve_arithmetic).
+  bool board_convolutions = false;
 };
 
 extern const std::array<ModelSpec, 4> MODEL_SPECS;
@@ -49,30 +52,43 @@ const ModelSpec& model_spec(ModelKind kind);
 // Throws legalnet::Error "unknown model 'x' (expected mlp | conv | resnet | attention)".
 ModelKind parse_model_kind(std::string_view name);
 
-constexpr const char* MIXINGS = "none | lines";
-constexpr const char* POLICY_HEADS = "types | pairs";
+// resnet: "lines" mixes each block's features along the rank, file and both diagonals of every
+// square (LineMixing in nn/models.h), so one block carries a line across the board; "none" (the
+// default, and files written before the option) is the plain 3x3 block.
+enum class Mixing { NONE, LINES };
+struct MixingSpec {
+  Mixing value;
+  const char* name;  // train --mixing, the model file's "mixing"
+};
+inline constexpr std::array<MixingSpec, 2> MIXINGS{{{Mixing::NONE, "none"}, {Mixing::LINES, "lines"}}};
+
+// resnet: "types" (the default, and files written before the option) scores a move from its
+// from-square alone, one 1x1-convolution channel per move type; "pairs" adds the scaled dot
+// product of a query of the from-square and a key of the to-square (ResNetImpl), so what stands
+// on, or attacks, the to-square reaches the move's logit without crossing the board. AUTO is
+// train's --policy-head auto (the architecture's: run/train/options.h), never a model's.
+enum class PolicyHead { AUTO, TYPES, PAIRS };
+struct PolicyHeadSpec {
+  PolicyHead value;
+  const char* name;  // train --policy-head, the model file's "policy_head"
+};
+inline constexpr std::array<PolicyHeadSpec, 3> POLICY_HEADS{
+    {{PolicyHead::AUTO, "auto"}, {PolicyHead::TYPES, "types"}, {PolicyHead::PAIRS, "pairs"}}};
 
 // The most weights a net may have (4 GiB in fp32): the largest sizes the options admit
 // multiply to far more (a resnet 256x4096 has 77 G).
 constexpr int64_t MAX_PARAMETERS = int64_t(1) << 30;
 
 struct ModelConfig {
-  ModelKind kind = ModelKind::RESNET;  // MODEL_SPECS
-  int hidden = 0;                   // mlp: hidden width (default 4096); conv: FC width (default 1024);
-                                    // attention: feed-forward width (default 2 x channels)
-  int blocks = 0;                   // conv / resnet: number of blocks; attention: encoder layers
-  int channels = 0;                 // conv / resnet: filters per block; attention: width of a square's token
-  int heads = 0;                    // attention: heads per layer (default 4)
-  bool squeeze_excitation = false;  // resnet: SE in every block
-  // resnet: "lines" mixes each block's features along the rank, file and both diagonals of
-  // every square (LineMixing in nn/models.h), so one block carries a line across the board;
-  // "none" (the default, and files written before the option) is the plain 3x3 block.
-  std::string mixing = "none";
-  // resnet: "types" (the default, and files written before the option) scores a move from
-  // its from-square alone, one 1x1-convolution channel per move type; "pairs" adds the scaled
-  // dot product of a query of the from-square and a key of the to-square (ResNetImpl), so what
-  // stands on, or attacks, the to-square reaches the move's logit without crossing the board.
-  std::string policy_head = "types";
+  ModelKind kind = ModelKind::RESNET;          // MODEL_SPECS
+  int hidden = 0;                              // mlp: hidden width (default 4096); conv: FC width (default 1024);
+                                               // attention: feed-forward width (default 2 x channels)
+  int blocks = 0;                              // conv / resnet: number of blocks; attention: encoder layers
+  int channels = 0;                            // conv / resnet: filters per block; attention: width of a square's token
+  int heads = 0;                               // attention: heads per layer (default 4)
+  bool squeeze_excitation = false;             // resnet: SE in every block
+  Mixing mixing = Mixing::NONE;                // resnet: MIXINGS
+  PolicyHead policy_head = PolicyHead::TYPES;  // resnet: POLICY_HEADS (never AUTO once resolved)
   // mlp / conv: a final layer of the 1792 possibly-legal outputs only, the other 2304 fixed off
   // (resnet always does this through its move-type head).
   bool geometric_head = true;
@@ -83,6 +99,8 @@ struct ModelConfig {
   const char* kind_name() const { return model_spec(kind).name; }
   int input_planes() const { return encode::input_spec(inputs).planes; }
   const char* inputs_name() const { return encode::input_spec(inputs).name; }
+  const char* mixing_name() const { return choice_of(MIXINGS, mixing).name; }
+  const char* policy_head_name() const { return choice_of(POLICY_HEADS, policy_head).name; }
 
   // Fills unset sizes with the kind's defaults; throws legalnet::Error for an unknown kind or
   // impossible sizes.

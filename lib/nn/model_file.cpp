@@ -26,8 +26,9 @@ Dtype dtype_of(const torch::Tensor& t, const std::string& name) {
     case torch::kFloat: return Dtype::F32;
     case torch::kLong: return Dtype::I64;
     case torch::kBool: return Dtype::BOOL;
-    default: throw Error("cannot save '" + name + "': its dtype " + std::string(c10::toString(t.scalar_type())) +
-                         " is not F32, I64 or BOOL");
+    default:
+      throw Error("cannot save '" + name + "': its dtype " + std::string(c10::toString(t.scalar_type())) +
+                  " is not F32, I64 or BOOL");
   }
 }
 
@@ -258,7 +259,7 @@ void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyN
 
 TrainState load_checkpoint(const std::string& path, const ModelConfig& expected, PolicyNet& net,
                            torch::optim::Optimizer& optimizer, const torch::Device& device) {
-  (void)device;  // the net and optimizer are already there: tensors are copied onto theirs
+  (void)device;                  // the net and optimizer are already there: tensors are copied onto theirs
   safetensors::Limits run_file;  // a run folder's own file: never read through a link
   run_file.follow_links = false;
   TensorSource source(path, run_file);

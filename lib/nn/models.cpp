@@ -3,10 +3,9 @@
 #include <cmath>
 #include <numeric>
 
+#include "compute/arithmetic.h"
 #include "encode/encode.h"
-#include "nn/board_conv.h"
-#include "nn/board_norm.h"
-#include "nn/pair_scores.h"
+#include "kernels/kernels.h"
 #include "util/error.h"
 
 namespace legalnet::nn {
@@ -213,7 +212,7 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
   stem_bn = register_module("stem_bn", torch::nn::BatchNorm2d(c.channels));
   tower = register_module("tower", torch::nn::Sequential());
   for (int b = 0; b < c.blocks; ++b)
-    tower->push_back(ResidualBlock(c.channels, c.squeeze_excitation, c.mixing == "lines"));
+    tower->push_back(ResidualBlock(c.channels, c.squeeze_excitation, c.mixing == Mixing::LINES));
   policy = register_module("policy", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 64, /*kernel_size=*/1)));
   // policy output [B, type, rank, file] flattens to type * 64 + from.
   std::vector<int64_t> source(encode::MOVE_INDICES, 64 * 64), type_major, square_major;
@@ -226,7 +225,7 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
   head = register_module("head", IndexHead(source));
   by_type = DeviceIndex(type_major);
   by_square = DeviceIndex(square_major);
-  if (c.policy_head == "pairs")
+  if (c.policy_head == PolicyHead::PAIRS)
     pairs = register_module("pairs",
                             torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 2 * c.channels, 1).bias(false)));
   train_geometric_moves_only();

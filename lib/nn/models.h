@@ -4,7 +4,7 @@
 
 #include <torch/torch.h>
 
-#include "nn/kernels_choice.h"
+#include "compute/choices.h"
 #include "nn/model_config.h"
 
 namespace legalnet::nn {
@@ -55,7 +55,7 @@ class PolicyNet : public torch::nn::Module {
   // (precision.h) for inputs in that layout: oneDNN's convolutions run faster on it.
   void use_channels_last();
   bool channels_last() const { return channels_last_; }
-  // Who runs the 3x3 convolutions over the board (nn/kernels_choice.h; auto resolved by
+  // Who runs the 3x3 convolutions over the board (compute/choices.h; auto resolved by
   // nn::resolve_kernels); the weights and the model file are the same either way. Nets without
   // such convolutions ignore it.
   virtual void use_kernels(Kernels) {}

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "chess/position.h"
+#include "compute/arithmetic.h"
 #include "nn/model_file.h"
-#include "nn/precision.h"
 
 namespace legalnet::nn {
 

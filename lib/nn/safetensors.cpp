@@ -4,11 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <zlib.h>
 
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -129,9 +129,10 @@ json Reader::read_header(uint64_t size, const Limits& limits) {
   if (size < 8) throw Error(path_ + ": not a safetensors file (" + bytes_text(size) + ", no header length)");
   read_at(fd_, path_, 0, start, 8);
   if (std::memcmp(start, "PK\x03\x04", 4) == 0)
-    throw Error(path_ +
-                ": a TorchScript archive (the .pt format of earlier legalnet), which can run code when loaded, so it is not "
-                "read; convert it, read as data, with: python -m legalnet convert OLD.pt NEW.safetensors");
+    throw Error(
+        path_ +
+        ": a TorchScript archive (the .pt format of earlier legalnet), which can run code when loaded, so it is not "
+        "read; convert it, read as data, with: python -m legalnet convert OLD.pt NEW.safetensors");
   uint64_t header_bytes = 0;
   for (int i = 7; i >= 0; --i) header_bytes = header_bytes << 8 | start[i];
   if (header_bytes > size - 8)

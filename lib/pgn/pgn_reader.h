@@ -81,10 +81,10 @@ class PgnReader {
   InputFile input_;
   std::vector<char> buffer_;
   size_t pos_ = 0, end_ = 0;
-  bool skip_lf_ = false;  // the last line ended with CR: a LF right after it belongs to it
+  bool skip_lf_ = false;           // the last line ended with CR: a LF right after it belongs to it
   std::deque<std::string> ahead_;  // lines read by closes_later(), to be read next
   uint64_t bytes_read_ = 0, scanned_ahead_ = 0;
-  std::string line_;               // the current line and the reading position in it
+  std::string line_;  // the current line and the reading position in it
   size_t col_ = 0;
   int line_number_ = 0;
   uint64_t games_ = 0;

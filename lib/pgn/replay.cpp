@@ -48,8 +48,7 @@ ReplayedGame replay_pgn_game(const PgnGame& game, const PlyVisitor& visit) {
     try {
       std::string dropped;
       r.start = chess::Position(fen, &dropped);
-      if (!dropped.empty())
-        r.note = "FEN tag: " + chess::castling_dropped_note(dropped);
+      if (!dropped.empty()) r.note = "FEN tag: " + chess::castling_dropped_note(dropped);
     } catch (const Error& e) {
       r.error = "line " + std::to_string(game.tag_line("FEN")) + ": FEN tag: " + e.what();
       r.skip_reason =

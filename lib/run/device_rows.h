@@ -1,16 +1,16 @@
 // The option rows train and evaluate share for where and how the net runs: --device,
-// --precision and --threads, for any options struct with the fields `device` (a string),
-// `compute_precision` (nn::Precision) and `threads` (int); --kernels for one with `kernels`
-// (nn::Kernels). Not recorded under a key: what a run records is the device, precision and
-// kernels it resolved them to (its facts).
+// --precision and --threads (threads_option's row, as every tool's), for any options struct with
+// the fields `device` (a string), `compute_precision` (nn::Precision) and `threads` (int);
+// --kernels for one with `kernels` (nn::Kernels). Not recorded under a key: what a run records is
+// the device, precision and kernels it resolved them to (its facts).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
-#include "nn/kernels_choice.h"
-#include "nn/precision_choice.h"
+#include "compute/choices.h"
+#include "run/threads_option.h"
 #include "util/option_table.h"
 
 namespace legalnet::run {
@@ -32,13 +32,15 @@ template <class Options>
 std::vector<options::Row<Options>> device_rows() {
   using R = options::Rows<Options>;
   return {
-      R::value(&Options::device, "--device", "", "auto | cpu | cuda | cuda:N").validator(device_choice()).show_default(),
+      R::value(&Options::device, "--device", "", "auto | cpu | cuda | cuda:N")
+          .validator(device_choice())
+          .show_default(),
       R::choice(&Options::compute_precision, "--precision", "", nn::PRECISIONS,
                 "Forward pass arithmetic; auto: tf32 on CUDA, bf16 on CPUs with AVX-512 BF16 or AMX, else fp32, "
                 "and fp32 for a resnet on the board kernels unless AMX (weights, optimizer and loss stay "
                 "fp32); tf32: fp32 tensors, TensorFloat-32 matmuls (CUDA only); "
                 "fp32 on CUDA is strict IEEE"),
-      R::value(&Options::threads, "--threads,-t", "", "CPU threads (0: all cores)").int_range(0, 1024).show_default(),
+      threads_option(&Options::threads, "CPU threads"),
   };
 }
 

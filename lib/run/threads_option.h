@@ -1,5 +1,6 @@
-// --threads, the same row in every tool's table: 0 is every core (util/thread_pool.h), and the
-// range refuses a negative count in the parser and in validate() alike. Not recorded in JSON:
+// --threads, the same row in every tool's table (train's and evaluate's through device_rows.h),
+// its help `what` the threads do and "(0: all cores)": 0 is every core (util/thread_pool.h), and
+// the range refuses a negative count in the parser and in validate() alike. Not recorded in JSON:
 // the thread count changes no output.
 #pragma once
 

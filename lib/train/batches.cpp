@@ -14,12 +14,19 @@ Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin) {
           torch::empty({int64_t(n), encode::MOVE_INDICES}, options)};
 }
 
+void fill_row(Batch& b, size_t i, encode::InputKind inputs, const encode::BoardState& state, const uint16_t* legal,
+              const uint16_t* legal_end) {
+  const size_t row_floats = size_t(encode::input_spec(inputs).planes) * encode::PLANE_SIZE;
+  encode::write_inputs(inputs, state, b.planes.data_ptr<float>() + i * row_floats);
+  encode::write_targets(inputs, state.side, legal, legal_end, b.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
+}
+
 Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, encode::InputKind inputs) {
   Batch b = allocate_batch(n, inputs, pin);
-  const size_t row_floats = size_t(encode::input_spec(inputs).planes) * encode::PLANE_SIZE;
   for (size_t i = 0; i < n; ++i) {
-    data.expand_inputs(rows[i], inputs, b.planes.data_ptr<float>() + i * row_floats);
-    data.expand_targets(rows[i], inputs, b.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
+    const uint16_t* legal = data.legal.data();
+    fill_row(b, i, inputs, data.state(rows[i]), legal + data.legal_begin[rows[i]],
+             legal + data.legal_begin[rows[i] + 1]);
   }
   return b;
 }

@@ -24,6 +24,12 @@ struct Batch {
 // An empty batch of n rows of `inputs` on the CPU (pinned when `pin`).
 Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin);
 
+// Row i of batch b: the inputs of `state` (encode::write_inputs) and the legal moves
+// [legal, legal_end) as its target in the inputs' frame (encode::write_targets). The one filler
+// of the memory and stream modes.
+void fill_row(Batch& b, size_t i, encode::InputKind inputs, const encode::BoardState& state, const uint16_t* legal,
+              const uint16_t* legal_end);
+
 // Expands rows [rows, rows + n) of `data` into a batch on the CPU (pinned when `pin`).
 Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, encode::InputKind inputs);
 

@@ -17,7 +17,7 @@
 #if defined(LEGALNET_NCCL)
 #include <dlfcn.h>
 
-#include "nn/cuda_module.h"
+#include "compute/cuda_module.h"
 #endif
 
 namespace legalnet::train {
@@ -72,7 +72,7 @@ struct Collectives::Group {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
 #if defined(LEGALNET_NCCL)
-  c10::intrusive_ptr<c10d::Backend> nccl;  // made by nn/cuda_module.h's module: its class is libtorch_cuda's
+  c10::intrusive_ptr<c10d::Backend> nccl;  // made by compute/cuda_module.h's module: its class is libtorch_cuda's
   torch::Device device = torch::kCPU;
 #endif
   // Runs call(group, tensors) on the group in use and waits for it.

@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "encode/encode.h"
-#include "train/batches.h"
 #include "nn/loss.h"
+#include "train/batches.h"
 
 namespace legalnet::train {
 
@@ -36,7 +36,6 @@ Evaluation evaluate_loss(nn::PolicyNet& net, const CompactPositions& data, int b
   return e;
 }
 
-
 Evaluation all_ranks_sum(Collectives& ranks, const Evaluation& mine) {
   if (ranks.world_size() == 1) return mine;
   auto t = torch::tensor({mine.loss * double(mine.positions) * encode::MOVE_INDICES, double(mine.positions),
@@ -57,20 +56,23 @@ namespace {
 struct MetricsColumn {
   const char* name;
   std::string (*format)(const MetricsRow&);
+  // Its TensorBoard scalar's tag, in a group TensorBoard draws together (train/, val/, perf/);
+  // none for the step, TensorBoard's own axis.
+  const char* tag;
 };
 
 constexpr MetricsColumn METRICS_COLUMNS[] = {
-    {"step", [](const MetricsRow& r) { return fmt::format("{}", r.step); }},
-    {"epoch", [](const MetricsRow& r) { return fmt::format("{:.4f}", r.epoch); }},
-    {"samples", [](const MetricsRow& r) { return fmt::format("{}", r.samples); }},
-    {"train_loss", [](const MetricsRow& r) { return fmt::format("{:.6g}", r.train_loss); }},
-    {"val_loss", [](const MetricsRow& r) { return fmt::format("{:.6g}", r.val_loss); }},
-    {"precision", [](const MetricsRow& r) { return fmt::format("{:.5f}", r.precision); }},
-    {"recall", [](const MetricsRow& r) { return fmt::format("{:.5f}", r.recall); }},
-    {"f1", [](const MetricsRow& r) { return fmt::format("{:.5f}", r.f1); }},
-    {"samples_per_s", [](const MetricsRow& r) { return fmt::format("{:.1f}", r.samples_per_s); }},
-    {"lr", [](const MetricsRow& r) { return fmt::format("{:.6g}", r.lr); }},
-    {"elapsed_s", [](const MetricsRow& r) { return fmt::format("{:.1f}", r.elapsed_s); }},
+    {"step", [](const MetricsRow& r) { return fmt::format("{}", r.step); }, nullptr},
+    {"epoch", [](const MetricsRow& r) { return fmt::format("{:.4f}", r.epoch); }, "train/epoch"},
+    {"samples", [](const MetricsRow& r) { return fmt::format("{}", r.samples); }, "train/samples"},
+    {"train_loss", [](const MetricsRow& r) { return fmt::format("{:.6g}", r.train_loss); }, "train/loss"},
+    {"val_loss", [](const MetricsRow& r) { return fmt::format("{:.6g}", r.val_loss); }, "val/loss"},
+    {"precision", [](const MetricsRow& r) { return fmt::format("{:.5f}", r.precision); }, "val/precision"},
+    {"recall", [](const MetricsRow& r) { return fmt::format("{:.5f}", r.recall); }, "val/recall"},
+    {"f1", [](const MetricsRow& r) { return fmt::format("{:.5f}", r.f1); }, "val/f1"},
+    {"samples_per_s", [](const MetricsRow& r) { return fmt::format("{:.1f}", r.samples_per_s); }, "perf/samples_per_s"},
+    {"lr", [](const MetricsRow& r) { return fmt::format("{:.6g}", r.lr); }, "train/lr"},
+    {"elapsed_s", [](const MetricsRow& r) { return fmt::format("{:.1f}", r.elapsed_s); }, "perf/elapsed_s"},
 };
 
 }  // namespace
@@ -90,11 +92,11 @@ std::string metrics_line(const MetricsRow& row) {
 std::vector<tensorboard::Scalar> metrics_scalars(const MetricsRow& row) {
   std::vector<tensorboard::Scalar> scalars;
   for (const auto& c : METRICS_COLUMNS) {
-    if (std::string_view(c.name) == "step") continue;
+    if (!c.tag) continue;
     const std::string text = c.format(row);
     double value = 0;
     std::from_chars(text.data(), text.data() + text.size(), value);  // "nan" and "inf" too
-    scalars.push_back({c.name, float(value)});
+    scalars.push_back({c.tag, float(value)});
   }
   return scalars;
 }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "compute/arithmetic.h"
 #include "nn/models.h"
-#include "nn/precision.h"
 #include "train/distributed.h"
 #include "train/tensorboard.h"
 #include "train/training_data.h"
@@ -39,8 +39,9 @@ struct MetricsRow {
 };
 std::string metrics_header();
 std::string metrics_line(const MetricsRow& row);
-// The row's TensorBoard scalars, tagged with the column names: every column but the step
-// (TensorBoard's own axis), each the value metrics.csv holds (its text, as a float).
+// The row's TensorBoard scalars: every column but the step (TensorBoard's own axis), tagged in
+// groups ("train/loss", "val/f1", "perf/samples_per_s": metrics.cpp's table, beside the column
+// names), each the value metrics.csv holds (its text, as a float).
 std::vector<tensorboard::Scalar> metrics_scalars(const MetricsRow& row);
 
 }  // namespace legalnet::train

@@ -17,8 +17,8 @@
 #include <system_error>
 
 #include "util/error.h"
-#include "util/text.h"
 #include "util/json.h"
+#include "util/text.h"
 
 namespace legalnet::train {
 namespace {
@@ -29,12 +29,10 @@ namespace fs = std::filesystem;
 // read): counted as a run, so that only --force replaces them, and moved to replaced/ with it.
 constexpr const char* RUN_FILES[] = {"model.safetensors", "checkpoint.safetensors", "metrics.csv",
                                      "options.json",      RunFolder::EVENTS_FILE,   RunFolder::MODEL_CARD,
-                                     "model.pt",          "checkpoint.pt"};
+                                     "model.pt",          "checkpoint.pt",          RunFolder::EVALUATE_EVENTS_FILE};
 // Where --force gathers the run it replaces before that folder takes the name replaced/ whole.
 constexpr const char* INCOMING = "replaced.incoming";
 constexpr const char* OLD_CHECKPOINT = "checkpoint.pt";
-
-std::string shown(const nlohmann::json& value) { return json_excerpt(value); }
 
 // Whether `name` is a temporary of a run file: "<run file>.tmp.<pid>.<n>" (util/files.cpp).
 bool is_run_file_temporary(const std::string& name) {
@@ -43,24 +41,14 @@ bool is_run_file_temporary(const std::string& name) {
     if (name.rfind(prefix, 0) != 0) continue;
     const std::string rest = name.substr(prefix.size());
     const size_t dot = rest.find('.');
-    const auto digits = [](const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; };
+    const auto digits = [](const std::string& s) {
+      return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+    };
     if (dot != std::string::npos && digits(rest.substr(0, dot)) && digits(rest.substr(dot + 1))) return true;
   }
   return false;
 }
 
-// Where a kept option's pointer points: "/lr" at the key "lr", "/model/hidden" at "hidden"
-// inside the object "model".
-struct Place {
-  std::string object, key;
-};
-Place place_of(const std::string& pointer) {
-  const size_t last = pointer.rfind('/');
-  return {last == 0 ? std::string() : pointer.substr(1, last - 1), pointer.substr(last + 1)};
-}
-
-// The largest options.json a run reads back (train writes a few KB).
-constexpr uint64_t MAX_OPTIONS_BYTES = uint64_t(1) << 20;
 // metrics.csv and the events file: a row and a few records every --eval-every steps (kilobytes a
 // thousand steps); a file past this cap is not a log train wrote.
 constexpr uint64_t MAX_LOG_BYTES = uint64_t(1) << 30;
@@ -78,8 +66,8 @@ bool lexists(const std::string& path) {
 // A replaced/ that --force made: a real folder (not a link) holding the mark as a plain file.
 bool made_by_train(const std::string& dir) {
   struct stat st;
-  return lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
-         lstat((dir + "/" + REPLACED_MARK).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && lstat((dir + "/" + REPLACED_MARK).c_str(), &st) == 0 &&
+         S_ISREG(st.st_mode);
 }
 
 // Opens a run file to append to: never through a link (O_NOFOLLOW), nor into anything but a plain file.
@@ -111,43 +99,6 @@ void append(int fd, const std::string& path, std::string_view bytes) {
 // The seconds since 1970 that events carry (TensorBoard's "wall" and "relative" axes).
 double wall_time() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-// Refuses other files than the run's (by resolved path), or its files holding other rows.
-void check_same_data(const std::string& options_path, const nlohmann::json& run, const nlohmann::json& now,
-                     const KeptData& kept) {
-  const std::string &key = kept.key, &files_key = kept.files_key, &option = kept.option;
-  const nlohmann::json& was = run[files_key];
-  const nlohmann::json& is = now[files_key];
-  const std::string resumed = " in the run being resumed ('" + options_path + "')";
-  // Other files: by their resolved paths (a spelling that names the same file is the same).
-  auto path_of = [](const nlohmann::json& entry) {
-    return entry.is_object() && entry.contains("path") && entry["path"].is_string() ? entry["path"].get<std::string>()
-                                                                                     : std::string();
-  };
-  bool same_files = was.is_array() && was.size() == is.size();
-  for (size_t i = 0; same_files && i < is.size(); ++i) same_files = path_of(was[i]) == path_of(is[i]);
-  if (!same_files) {
-    std::string detail;
-    for (size_t i = 0; i < is.size() && detail.empty(); ++i)
-      if (!was.is_array() || i >= was.size() || path_of(was[i]) != path_of(is[i]))
-        detail = "'" + printable(path_of(is[i])) + "' is not " +
-                 (was.is_array() && i < was.size() ? "'" + printable(path_of(was[i])) + "'" : std::string("among its files"));
-    if (detail.empty()) detail = "fewer files";
-    throw Error("--resume: " + option + " is " + shown(now[key]) + " here but " + shown(run[key]) +
-                resumed + ": other files (" + detail + "); resume with the run's data, or start a new run");
-  }
-  // The same files: they must still hold the rows the run began with.
-  for (size_t i = 0; i < is.size(); ++i) {
-    if (was[i] == is[i]) continue;
-    auto described = [](const nlohmann::json& e) {
-      auto field = [&](const char* name) { return e.contains(name) ? shown(e[name]) : std::string("?"); };
-      return field("positions") + " positions, " + field("games") + " games, fingerprint " + field("fingerprint");
-    };
-    throw Error("--resume: " + option + " '" + printable(path_of(is[i])) +
-                "' holds other data than when the run began (" + described(is[i]) + " now, " + described(was[i]) +
-                resumed + "); resume with the run's data, or start a new run");
-  }
 }
 
 }  // namespace
@@ -196,71 +147,12 @@ void RunFolder::lock() {
     const int error = errno;
     close(fd);
     if (error == EWOULDBLOCK)
-      throw Error("'" + path_ + "' is in use by another train (it holds the folder's lock); wait for it to end, or use "
+      throw Error("'" + path_ +
+                  "' is in use by another train (it holds the folder's lock); wait for it to end, or use "
                   "another --out");
     throw Error("cannot lock the run folder '" + path_ + "': " + std::strerror(error));
   }
   lock_fd_ = fd;
-}
-
-void RunFolder::check_resumed_options(const std::string& options_json, const std::vector<KeptOption>& kept,
-                                      const std::vector<KeptData>& data) const {
-  std::string text;
-  try {
-    text = read_run_file(options_path(), MAX_OPTIONS_BYTES);
-  } catch (const Error& e) {
-    throw Error("--resume: " + std::string(e.what()) + "; the run's options cannot be compared");
-  }
-  nlohmann::json run;
-  try {
-    run = parse_json(text);
-  } catch (const JsonError& e) {
-    throw Error(options_path() + ": " + e.what());
-  }
-  if (!run.is_object()) throw Error(options_path() + ": not a JSON object");
-  const nlohmann::json now = nlohmann::json::parse(options_json);
-  // Every option this run would record must be there to be compared: a key missing (an
-  // options.json edited, emptied, or written before the key existed) is refused, not skipped.
-  auto require = [&](const nlohmann::json& was, const std::string& key, const std::string& where) {
-    if (!was.contains(key))
-      throw Error("--resume: '" + options_path() + "' has no " + where + "'" + key +
-                  "' (edited, or written by an earlier legalnet): the run's options cannot be compared; start a new "
-                  "run, or replace this one with --force");
-  };
-  for (const KeptData& d : data) {
-    require(run, d.key, "");
-    require(run, d.files_key, "");
-  }
-  for (const KeptOption& k : kept)
-    if (const Place p = place_of(k.pointer); p.object.empty() && now.contains(p.key)) require(run, p.key, "");
-  for (const KeptOption& k : kept) {
-    const Place p = place_of(k.pointer);
-    if (p.object.empty() || !now.contains(p.object)) continue;
-    require(run, p.object, "");
-    if (!run[p.object].is_object()) throw Error(options_path() + ": '" + p.object + "' is not a JSON object");
-    if (now[p.object].contains(p.key)) require(run[p.object], p.key, "'" + p.object + "' key ");
-  }
-  for (const KeptData& d : data) check_same_data(options_path(), run, now, d);
-  auto differs = [&](const nlohmann::json& was, const nlohmann::json& is, const std::string& key,
-                     const std::string& option) {
-    if (!is.contains(key) || was[key] == is[key]) return;
-    throw Error("--resume: " + option + " is " + shown(is[key]) + " here but " + shown(was[key]) +
-                " in the run being resumed ('" + options_path() + "'); resume with the run's value, or start a new run");
-  };
-  for (const KeptOption& k : kept)  // the net's first
-    if (const Place p = place_of(k.pointer); !p.object.empty() && now.contains(p.object))
-      differs(run[p.object], now[p.object], p.key, k.option);
-  for (const KeptOption& k : kept)
-    if (const Place p = place_of(k.pointer); p.object.empty()) differs(run, now, p.key, k.option);
-}
-
-std::optional<std::string> RunFolder::recorded(const std::string& key) const {
-  try {
-    const nlohmann::json run = parse_json(read_run_file(options_path(), MAX_OPTIONS_BYTES));
-    if (run.is_object() && run.contains(key) && run[key].is_string()) return run[key].get<std::string>();
-  } catch (const std::exception&) {  // check_resumed_options names what is wrong with the file
-  }
-  return std::nullopt;
 }
 
 void RunFolder::start(const std::string& options_json, const std::string& csv_header) {
@@ -307,9 +199,9 @@ void RunFolder::start_events() {
   if (!make) {
     struct stat st;
     if (lstat(events_path().c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-      throw Error("cannot append to '" + events_path() + "': " +
-                  (S_ISLNK(st.st_mode) ? "a symbolic link (a run's files are never written through one)"
-                                       : "not a plain file"));
+      throw Error(
+          "cannot append to '" + events_path() + "': " +
+          (S_ISLNK(st.st_mode) ? "a symbolic link (a run's files are never written through one)" : "not a plain file"));
     const std::string file = read_run_file(events_path(), MAX_LOG_BYTES);
     const size_t through = tensorboard::records_through_step(file, last_checkpoint_step_);
     make = through < file.size();
@@ -346,9 +238,13 @@ void RunFolder::keep_metrics_through_checkpoint() {
   out.commit();
 }
 
-void RunFolder::append_metrics(const std::string& row, int64_t step, const std::vector<tensorboard::Scalar>& scalars) {
+void RunFolder::append_metrics(const std::string& row, int64_t step, const std::vector<tensorboard::Scalar>& scalars,
+                               const std::vector<std::string>& values) {
   append(metrics_fd_, metrics_path(), row);
-  append(events_fd_, events_path(), tensorboard::record(tensorboard::scalars_event(wall_time(), step, scalars)));
+  std::vector<std::string> all;
+  for (const tensorboard::Scalar& s : scalars) all.push_back(tensorboard::scalar_value(s));
+  all.insert(all.end(), values.begin(), values.end());
+  append(events_fd_, events_path(), tensorboard::record(tensorboard::summary_event(wall_time(), step, all)));
 }
 
 // replaced/ holds the last run that finished (or was paused) before --force, until a new

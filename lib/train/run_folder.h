@@ -65,7 +65,13 @@ class RunFolder {
   // TensorBoard reads any file with "tfevents" in its name; the usual name's timestamp and host
   // are left out so that --resume and --force find it: one file a run, appended to.
   std::string events_path() const { return path_ + "/" + EVENTS_FILE; }
+  // The largest options.json a run reads back (train writes a few KB).
+  static constexpr uint64_t MAX_OPTIONS_BYTES = uint64_t(1) << 20;
   static constexpr const char* EVENTS_FILE = "events.out.tfevents.train";
+  // evaluate's figures of the run's model, at its step (run/evaluate/tensorboard_figures.h): a
+  // file of its own, whose name sorts after the train's (a running TensorBoard reads the files of
+  // a run in name order, and moves on to a later one only). A run file: --force moves it too.
+  static constexpr const char* EVALUATE_EVENTS_FILE = "events.out.tfevents.train.evaluate";
   static constexpr const char* MODEL_CARD = "MODEL_CARD.md";
   std::string model_card_path() const { return path_ + "/" + MODEL_CARD; }
 
@@ -81,8 +87,10 @@ class RunFolder {
   // records where, so that a run stopped at any point can be rerun or resumed.
   void rewrite_options(const std::string& options_json);
   // Appends one metrics row, and its values as TensorBoard scalars at `step` (each written at
-  // once, unbuffered: the files are read while training runs).
-  void append_metrics(const std::string& row, int64_t step, const std::vector<tensorboard::Scalar>& scalars);
+  // once, unbuffered: the files are read while training runs), in one event with `values`
+  // (further Summary.Value messages: the run's hparams and recipe, with its first row).
+  void append_metrics(const std::string& row, int64_t step, const std::vector<tensorboard::Scalar>& scalars,
+                      const std::vector<std::string>& values = {});
   // The step of the last checkpoint this process wrote or resumed from; -1 when none.
   void checkpoint_written(int64_t step) { last_checkpoint_step_ = step; }
   int64_t last_checkpoint_step() const { return last_checkpoint_step_; }

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "encode/inputs.h"
+#include "nn/forward.h"
 #include "nn/loss.h"
 #include "nn/models.h"
-#include "nn/precision.h"
 
 namespace legalnet::train {
 namespace {
@@ -43,7 +43,8 @@ std::pair<torch::Tensor, torch::Tensor> synthetic_batch(const nn::ModelConfig& c
   const int64_t planes = encode::input_spec(config.inputs).planes;
   auto cells = torch::arange(int64_t(rows) * planes * 64, torch::kInt64);
   auto x = cells.remainder(7).eq(0).to(torch::kFloat32).reshape({rows, planes, 8, 8});
-  auto y = torch::arange(int64_t(rows) * 4096, torch::kInt64).remainder(131).eq(0).to(torch::kFloat32).reshape({rows, 4096});
+  auto y =
+      torch::arange(int64_t(rows) * 4096, torch::kInt64).remainder(131).eq(0).to(torch::kFloat32).reshape({rows, 4096});
   return {x.to(device), y.to(device)};
 }
 

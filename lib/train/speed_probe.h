@@ -8,9 +8,8 @@
 #include <functional>
 #include <memory>
 
-#include "nn/kernels_choice.h"
+#include "compute/choices.h"
 #include "nn/model_config.h"
-#include "nn/precision_choice.h"
 
 namespace legalnet::nn {
 class PolicyNet;
@@ -26,11 +25,10 @@ struct SpeedProbe {
 
 // Times training steps (forward in `precision`, BCE, backward, clipping, Adam) of a fresh net of
 // `config` placed as a run places its own (device, memory format, kernels) on one synthetic batch
-// of `batch_size` rows, for about `seconds` after five warm-up steps; the rate is the median step's. It draws no number from
-// torch's generators (their state is put back) and no row from the data, so the run that follows
-// is the very run that --max-steps with the resulting count gives.
-// `make_optimizer` makes the run's optimizer for the probe's net (the step's cost depends on it:
-// torch's fused Adam is 1.4-2x a CUDA step of the default).
+// of `batch_size` rows, for about `seconds` after five warm-up steps; the rate is the median step's. It draws no number
+// from torch's generators (their state is put back) and no row from the data, so the run that follows is the very run
+// that --max-steps with the resulting count gives. `make_optimizer` makes the run's optimizer for the probe's net (the
+// step's cost depends on it: torch's fused Adam is 1.4-2x a CUDA step of the default).
 using OptimizerFactory = std::function<std::unique_ptr<torch::optim::Optimizer>(nn::PolicyNet&)>;
 SpeedProbe probe_training_speed(const nn::ModelConfig& config, int batch_size, nn::Precision precision,
                                 nn::Kernels kernels, const torch::Device& device, double seconds,

@@ -17,13 +17,23 @@ namespace {
 constexpr uint64_t STREAM_TAG = 0x57AEA3ULL << 40;  // keeps the stream's random numbers apart from others
 }
 
-StreamBatches::StreamBatches(const StreamOptions& o) : options_(o) {
+namespace {
+std::vector<data::DatasetReader> open_all(const std::vector<std::string>& paths) {
+  std::vector<data::DatasetReader> readers;
+  for (const auto& path : paths) readers.emplace_back(path);
+  return readers;
+}
+}  // namespace
+
+StreamBatches::StreamBatches(const StreamOptions& o) : StreamBatches(o, open_all(o.paths)) {}
+
+StreamBatches::StreamBatches(const StreamOptions& o, std::vector<data::DatasetReader> readers)
+    : options_(o), readers_(std::move(readers)) {
   if (o.block_rows == 0 || o.block_rows % 256) throw Error("stream: the block size must be a multiple of 256 rows");
   if (o.shuffle_buffer == 0) throw Error("--shuffle-buffer must be at least 1");
   int64_t game_offset = 0;
   size_t block_number = 0;
-  for (size_t f = 0; f < o.paths.size(); ++f) {
-    readers_.emplace_back(o.paths[f]);
+  for (size_t f = 0; f < readers_.size(); ++f) {
     game_offsets_.push_back(game_offset);
     game_offset += int64_t(readers_.back().num_games());
     const uint64_t n = readers_.back().num_positions();
@@ -142,22 +152,19 @@ Batch StreamBatches::batch(int64_t step, bool pin) {
     start_epoch(step / steps_per_epoch_);
   }
   Batch b = allocate_batch(size_t(options_.batch_size), options_.inputs, pin);
-  const size_t row_floats = size_t(encode::input_spec(options_.inputs).planes) * encode::PLANE_SIZE;
   for (size_t i = 0; i < size_t(options_.batch_size); ++i) {
     if (!next_row()) throw Error("stream: the epoch ended early (a dataset changed during the run?)");
-    encode::write_inputs(options_.inputs, emitted_.state, b.planes.data_ptr<float>() + i * row_floats);
-    encode::write_targets(options_.inputs, emitted_.state.side, emitted_.legal.data(),
-                          emitted_.legal.data() + emitted_.legal.size(),
-                          b.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
+    fill_row(b, i, options_.inputs, emitted_.state, emitted_.legal.data(),
+             emitted_.legal.data() + emitted_.legal.size());
   }
   next_step_ = step + 1;
   return b;
 }
 
-CompactPositions streamed_validation_rows(const std::vector<std::string>& paths, double fraction, uint64_t seed,
-                                          int position_ply_limit, uint64_t max_rows) {
+CompactPositions streamed_validation_rows(const std::vector<data::DatasetReader>& readers, double fraction,
+                                          uint64_t seed, int position_ply_limit, uint64_t max_rows) {
   CompactPositions rows;
-  data::for_each_row_slice(paths, [&](const data::RowSlice& s) {
+  data::for_each_row_slice(readers, [&](const data::RowSlice& s) {
     if (rows.size() >= max_rows) return false;
     read_rows(
         s.reader, s.start, s.count, s.game_offset, position_ply_limit,

@@ -21,8 +21,8 @@ class DatasetReader;
 namespace legalnet::train {
 
 struct StreamOptions {
-  std::vector<std::string> paths;
-  int batch_size = 256;  // per rank
+  std::vector<std::string> paths;  // opened by the stream unless it is given them open
+  int batch_size = 256;            // per rank
   uint64_t seed = 0;
   RowWeights weights;                 // rows in check or with a rare move enter the stream this many times
   int position_ply_limit = 0;         // rows with ply >= this are skipped (0: none; within_ply_limit)
@@ -38,6 +38,8 @@ class StreamBatches : public BatchSource {
   // Opens the files and counts this rank's rows: one pass over its blocks' game and ply
   // columns, and over their positions too when rows repeat (to find the rows in check or rare).
   explicit StreamBatches(const StreamOptions& options);
+  // The same over the files already open (options.paths unused).
+  StreamBatches(const StreamOptions& options, std::vector<data::DatasetReader> readers);
   ~StreamBatches() override;
 
   uint64_t rows() const { return rows_; }                      // this rank's rows, once each
@@ -89,7 +91,7 @@ class StreamBatches : public BatchSource {
 
 // The first `max_rows` rows (within_ply_limit) of the games held out by is_validation_game,
 // read from the start of the files: the validation set of a streamed run without --val.
-CompactPositions streamed_validation_rows(const std::vector<std::string>& paths, double fraction, uint64_t seed,
-                                          int position_ply_limit, uint64_t max_rows);
+CompactPositions streamed_validation_rows(const std::vector<data::DatasetReader>& readers, double fraction,
+                                          uint64_t seed, int position_ply_limit, uint64_t max_rows);
 
 }  // namespace legalnet::train

@@ -102,14 +102,111 @@ std::string file_version_event(double wall_time) {
 }
 
 std::string scalars_event(double wall_time, int64_t step, const std::vector<Scalar>& scalars) {
-  std::string summary;
-  for (const Scalar& s : scalars) {
-    std::string value;
-    put_bytes(value, 1, s.tag);
-    put_key(value, 2, FIXED32);
-    put_fixed(value, bits_of(s.value), 4);
-    put_bytes(summary, 1, value);
+  std::vector<std::string> values;
+  for (const Scalar& s : scalars) values.push_back(scalar_value(s));
+  return summary_event(wall_time, step, values);
+}
+
+std::string scalar_value(const Scalar& scalar) {
+  std::string value;
+  put_bytes(value, 1, scalar.tag);
+  put_key(value, 2, FIXED32);
+  put_fixed(value, bits_of(scalar.value), 4);
+  return value;
+}
+
+std::string text_value(std::string_view tag, std::string_view markdown) {
+  // TensorProto { DataType dtype = 1 (DT_STRING = 7); TensorShapeProto tensor_shape = 2
+  // { repeated Dim dim = 2 { int64 size = 1 } }; repeated bytes string_val = 8; }
+  std::string dim, shape, tensor;
+  put_key(dim, 1, VARINT);
+  put_varint(dim, 1);
+  put_bytes(shape, 2, dim);
+  put_key(tensor, 1, VARINT);
+  put_varint(tensor, 7);
+  put_bytes(tensor, 2, shape);
+  put_bytes(tensor, 8, markdown);
+  // SummaryMetadata { PluginData plugin_data = 1 { string plugin_name = 1; bytes content = 2 } }:
+  // the text plugin's content, TextPluginData at version 0, is empty.
+  std::string plugin, metadata, value;
+  put_bytes(plugin, 1, "text");
+  put_bytes(metadata, 1, plugin);
+  put_bytes(value, 1, tag);
+  put_bytes(value, 8, tensor);
+  put_bytes(value, 9, metadata);
+  return value;
+}
+
+namespace {
+
+// A Summary.Value of the HParams plugin: `tag`, and metadata.plugin_data { plugin_name "hparams",
+// content HParamsPluginData { int32 version = 1 (0, left out); oneof data { Experiment
+// experiment = 2; SessionStartInfo session_start_info = 3; ... } } }.
+std::string hparams_value(std::string_view tag, int data_field, std::string_view data) {
+  std::string content, plugin, metadata, value;
+  put_bytes(content, data_field, data);
+  put_bytes(plugin, 1, "hparams");
+  put_bytes(plugin, 2, content);
+  put_bytes(metadata, 1, plugin);
+  put_bytes(value, 1, tag);
+  put_bytes(value, 9, metadata);
+  return value;
+}
+
+void put_double(std::string& out, int field, double value) {
+  put_key(out, field, FIXED64);
+  put_fixed(out, bits_of(value), 8);
+}
+
+}  // namespace
+
+std::string hparams_experiment_value(const std::vector<HParam>& hparams, const std::vector<std::string>& metric_tags) {
+  // Experiment { repeated HParamInfo hparam_infos = 4 { string name = 1; DataType type = 4 };
+  // repeated MetricInfo metric_infos = 5 { MetricName name = 1 { string tag = 2 } } }, with
+  // DataType STRING = 1, BOOL = 2, FLOAT64 = 3.
+  std::string experiment;
+  for (const HParam& h : hparams) {
+    std::string info;
+    put_bytes(info, 1, h.name);
+    put_key(info, 4, VARINT);
+    put_varint(info, std::holds_alternative<double>(h.value) ? 3 : std::holds_alternative<bool>(h.value) ? 2 : 1);
+    put_bytes(experiment, 4, info);
   }
+  for (const std::string& tag : metric_tags) {
+    std::string name, info;
+    put_bytes(name, 2, tag);
+    put_bytes(info, 1, name);
+    put_bytes(experiment, 5, info);
+  }
+  return hparams_value("_hparams_/experiment", 2, experiment);
+}
+
+std::string hparams_session_start_value(const std::vector<HParam>& hparams, double start_time) {
+  // SessionStartInfo { map<string, google.protobuf.Value> hparams = 1 (entries { string key = 1;
+  // Value value = 2 }); double start_time_secs = 5 }, with Value { double number_value = 2;
+  // string string_value = 3; bool bool_value = 4 }.
+  std::string info;
+  for (const HParam& h : hparams) {
+    std::string value, entry;
+    if (const double* number = std::get_if<double>(&h.value)) {
+      put_double(value, 2, *number);
+    } else if (const std::string* text = std::get_if<std::string>(&h.value)) {
+      put_bytes(value, 3, *text);
+    } else {
+      put_key(value, 4, VARINT);
+      put_varint(value, std::get<bool>(h.value) ? 1 : 0);
+    }
+    put_bytes(entry, 1, h.name);
+    put_bytes(entry, 2, value);
+    put_bytes(info, 1, entry);
+  }
+  put_double(info, 5, start_time);
+  return hparams_value("_hparams_/session_start_info", 3, info);
+}
+
+std::string summary_event(double wall_time, int64_t step, const std::vector<std::string>& values) {
+  std::string summary;
+  for (const std::string& value : values) put_bytes(summary, 1, value);
   std::string event = event_head(wall_time, step);
   put_bytes(event, 5, summary);
   return event;

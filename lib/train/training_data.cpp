@@ -23,26 +23,12 @@ encode::BoardState CompactPositions::state(size_t r) const {
   return s;
 }
 
-void CompactPositions::expand_inputs(size_t r, encode::InputKind kind, float* out) const {
-  encode::write_inputs(kind, state(r), out);
-}
-
-void CompactPositions::expand_targets(size_t r, encode::InputKind kind, float* out) const {
-  encode::write_targets(kind, side[r], legal.data() + legal_begin[r], legal.data() + legal_begin[r + 1], out);
-}
-
 void CompactPositions::append_row(const CompactPositions& o, size_t r) {
-  squares.insert(squares.end(), o.squares.begin() + long(r * 64), o.squares.begin() + long(r * 64 + 64));
-  side.push_back(o.side[r]);
-  castling.push_back(o.castling[r]);
-  en_passant.push_back(o.en_passant[r]);
+  for_each_column(*this, o, [r](auto& mine, const auto& theirs, size_t width) {
+    mine.insert(mine.end(), theirs.begin() + long(r * width), theirs.begin() + long((r + 1) * width));
+  });
   legal.insert(legal.end(), o.legal.begin() + long(o.legal_begin[r]), o.legal.begin() + long(o.legal_begin[r + 1]));
   legal_begin.push_back(legal.size());
-  game.push_back(o.game[r]);
-  ply.push_back(o.ply[r]);
-  in_check.push_back(o.in_check[r]);
-  rare.push_back(o.rare[r]);
-  pinned.push_back(o.pinned[r]);
 }
 
 void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count, int64_t game_offset,
@@ -71,17 +57,20 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
     out.legal_begin.push_back(out.legal.size());
     out.game.push_back(game);
     out.ply.push_back(int32_t(ply));
-    out.in_check.push_back(pos.in_check());
-    out.rare.push_back(encode::has_rare_move(legal));
-    out.pinned.push_back(chess::king_safety(pos).pinned != 0);
+    out.situations.push_back(uint16_t(chess::situations_of(pos, legal)));
   }
 }
 
 CompactPositions load_positions(const std::vector<std::string>& paths, const LoadOptions& options) {
-  CompactPositions out;
   std::vector<data::DatasetReader> readers;
+  for (const auto& p : paths) readers.emplace_back(p);
+  return load_positions(readers, options);
+}
+
+CompactPositions load_positions(const std::vector<data::DatasetReader>& readers, const LoadOptions& options) {
+  CompactPositions out;
   uint64_t total = 0;
-  for (const auto& p : paths) total += readers.emplace_back(p).num_positions();
+  for (const auto& reader : readers) total += reader.num_positions();
   Progress progress("positions loaded", total, !options.quiet && stderr_is_terminal());
   uint64_t done = 0;
   data::for_each_row_slice(readers, [&](const data::RowSlice& s) {
@@ -97,17 +86,9 @@ CompactPositions load_positions(const std::vector<std::string>& paths, const Loa
 
 void CompactPositions::keep_first(size_t n) {
   if (n >= size()) return;
-  squares.resize(n * 64);
-  side.resize(n);
-  castling.resize(n);
-  en_passant.resize(n);
+  for_each_column(*this, *this, [n](auto& column, const auto&, size_t width) { column.resize(n * width); });
   legal.resize(legal_begin[n]);
   legal_begin.resize(n + 1);
-  game.resize(n);
-  ply.resize(n);
-  in_check.resize(n);
-  rare.resize(n);
-  pinned.resize(n);
 }
 
 bool is_validation_game(int64_t game, double fraction, uint64_t seed) {

@@ -1,14 +1,16 @@
-// Dataset rows held in memory compactly for training and evaluation: 64 signed piece codes
+// Dataset rows held in memory compactly for training: 64 signed piece codes
 // and the side to move per position (65 bytes instead of 448), legal moves as index lists
 // (about 60 bytes instead of 4096). Batches expand them to planes and masks.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "chess/situations.h"
 #include "encode/inputs.h"
 
 namespace legalnet::data {
@@ -26,16 +28,23 @@ struct CompactPositions {
   std::vector<uint64_t> legal_begin = {0};  // row r's moves are legal[legal_begin[r] .. legal_begin[r+1])
   std::vector<int64_t> game;                // game number, unique across the loaded files
   std::vector<int32_t> ply;
-  std::vector<uint8_t> in_check;  // the side to move is in check
-  std::vector<uint8_t> rare;      // a castling or en-passant move is legal (a few per thousand rows)
-  std::vector<uint8_t> pinned;    // a piece of the side to move is pinned to its king (chess::KingSafety)
+  std::vector<uint16_t> situations;  // chess::situations_of: bit i for chess::Situation i
+
+  // Each column of one value (or 64) a row with its width, and of `other`'s alike: what
+  // append_row and keep_first go through (legal and legal_begin, the ragged column, apart).
+  template <class F>
+  static void for_each_column(CompactPositions& a, const CompactPositions& b, F&& f) {
+    f(a.squares, b.squares, 64);
+    f(a.side, b.side, 1);
+    f(a.castling, b.castling, 1);
+    f(a.en_passant, b.en_passant, 1);
+    f(a.game, b.game, 1);
+    f(a.ply, b.ply, 1);
+    f(a.situations, b.situations, 1);
+  }
 
   size_t size() const { return side.size(); }
   encode::BoardState state(size_t r) const;
-  // The network inputs of row r into out[input_spec(kind).planes * 64] (encode::write_inputs).
-  void expand_inputs(size_t r, encode::InputKind kind, float* out) const;
-  // The legal-move target of row r into out[4096], in the network's frame (encode::write_targets).
-  void expand_targets(size_t r, encode::InputKind kind, float* out) const;
   // Appends row r of `other`.
   void append_row(const CompactPositions& other, size_t r);
   // Drops every row after the first n (none when there are n or fewer).
@@ -44,15 +53,34 @@ struct CompactPositions {
 
 // How often a row appears in an epoch: the hard and the rare positions more than once, so that
 // the net sees them often enough (each copy of a row is placed at random in the epoch).
-// A row that is several of these appears as often as the largest weight says.
+// A row in several weighted situations appears as often as the largest weight says.
 struct RowWeights {
   int check = 1;  // rows whose side to move is in check (--check-weight)
   int rare = 1;   // rows with a legal castling or en-passant move (--rare-weight)
   int pin = 1;    // rows where a piece of the side to move is pinned to its king (--pin-weight)
-  int copies(const CompactPositions& rows, size_t r) const {
-    return std::max({1, rows.in_check[r] ? check : 1, rows.rare[r] ? rare : 1, rows.pinned[r] ? pin : 1});
+
+  // Which weight each weighted situation takes (chess/situations.h): a new one is a row here.
+  struct Weighted {
+    chess::Situation situation;
+    int RowWeights::*weight;
+  };
+  static constexpr std::array<Weighted, 4> WEIGHTED{{{chess::SIT_IN_CHECK, &RowWeights::check},
+                                                     {chess::SIT_CASTLING, &RowWeights::rare},
+                                                     {chess::SIT_EN_PASSANT, &RowWeights::rare},
+                                                     {chess::SIT_PINNED_PIECE, &RowWeights::pin}}};
+
+  int copies(uint32_t situations) const {
+    int n = 1;
+    for (const Weighted& w : WEIGHTED)
+      if (situations & (1u << w.situation)) n = std::max(n, this->*w.weight);
+    return n;
   }
-  bool repeats_any() const { return check > 1 || rare > 1 || pin > 1; }
+  int copies(const CompactPositions& rows, size_t r) const { return copies(rows.situations[r]); }
+  bool repeats_any() const {
+    for (const Weighted& w : WEIGHTED)
+      if (this->*w.weight > 1) return true;
+    return false;
+  }
 };
 
 // Whether a row of ply `ply` is kept under a position ply limit (--position-ply-limit): rows
@@ -73,6 +101,7 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
                int position_ply_limit, const std::function<bool(int64_t game)>& keep_game, CompactPositions& out);
 
 // Reads one or more datasets (a merged file counts as one) into memory, in file order.
+CompactPositions load_positions(const std::vector<data::DatasetReader>& readers, const LoadOptions& options);
 CompactPositions load_positions(const std::vector<std::string>& paths, const LoadOptions& options);
 
 // Whether a game is held out for validation: a hash of (seed, game) falls below `fraction`.

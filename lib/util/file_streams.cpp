@@ -171,7 +171,10 @@ InputFile::InputFile(const std::string& path, InputKind kind) : path_(path) {
     struct stat st {};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
-      throw Error("'" + path + "' is " + (S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "not a regular file") +
+      throw Error("'" + path + "' is " +
+                  (S_ISDIR(st.st_mode)    ? "a directory"
+                   : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                          : "not a regular file") +
                   ": this list is read whole before the work, from a file");
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);

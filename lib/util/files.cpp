@@ -134,7 +134,8 @@ void check_output_writable(const NamedPath& output) {
   const size_t slash = target.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : target.substr(0, slash);
   if (stat(dir.c_str(), &st) != 0) {
-    const std::string why = errno == ENOENT ? std::string("does not exist") : "cannot be reached (" + errno_text() + ")";
+    const std::string why =
+        errno == ENOENT ? std::string("does not exist") : "cannot be reached (" + errno_text() + ")";
     throw Error(named + ": its folder '" + printable(dir) + "' " + why);
   }
   if (!S_ISDIR(st.st_mode)) throw Error(named + ": '" + printable(dir) + "' is not a folder");
@@ -167,7 +168,8 @@ void check_output_folder(const NamedPath& folder) {
 void check_json_text(const std::string& what, const std::string& text, const NamedPath& json_output) {
   const size_t bad = first_non_utf8(text);
   if (bad == std::string_view::npos) return;
-  const std::string cannot = "which " + json_output.option + " '" + printable(json_output.path) + "' (JSON) cannot hold";
+  const std::string cannot =
+      "which " + json_output.option + " '" + printable(json_output.path) + "' (JSON) cannot hold";
   // In a command line, the word that holds the byte.
   const size_t begin = text.rfind(' ', bad) == std::string::npos ? 0 : text.rfind(' ', bad) + 1;
   const std::string word = text.substr(begin, text.find(' ', bad) - begin);
@@ -309,8 +311,8 @@ void Outputs::commit() {
 int open_run_file(const std::string& path, uint64_t max_bytes) {
   const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    const std::string why = errno == ELOOP ? std::string("a symbolic link (a run's files are never read through one)")
-                                           : errno_text();
+    const std::string why =
+        errno == ELOOP ? std::string("a symbolic link (a run's files are never read through one)") : errno_text();
     throw Error("cannot read '" + printable(path) + "': " + why);
   }
   struct stat st;

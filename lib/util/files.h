@@ -54,8 +54,8 @@ class AtomicPath {
 
 // An output as a tool's option names it, or an input it reads.
 struct NamedPath {
-  std::string option;  // "--out", "--in", ...
-  std::string path;    // "-" (stdin/stdout) is never compared
+  std::string option;           // "--out", "--in", ...
+  std::string path;             // "-" (stdin/stdout) is never compared
   Links links = Links::FOLLOW;  // an output: REPLACE when the rename replaces a link itself
 };
 
@@ -116,7 +116,7 @@ class OutputFile {
 class Outputs {
  public:
   void add(std::unique_ptr<OutputFile> file);  // finished here if it is not yet
-  void add(std::unique_ptr<AtomicPath> path);   // a temporary another writer completed
+  void add(std::unique_ptr<AtomicPath> path);  // a temporary another writer completed
   void commit();
 
  private:

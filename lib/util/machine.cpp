@@ -26,7 +26,8 @@ std::string cpu_model_name() { return cpuinfo_field("model name"); }
 std::string cpu_description() {
   std::string flags = " " + cpuinfo_field("flags") + " ", isa;
   for (const char* flag : {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16"})
-    if (flags.find(std::string(" ") + flag + " ") != std::string::npos) isa += (isa.empty() ? "" : " ") + std::string(flag);
+    if (flags.find(std::string(" ") + flag + " ") != std::string::npos)
+      isa += (isa.empty() ? "" : " ") + std::string(flag);
   cpu_set_t set;
   const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
   const std::string model = cpu_model_name();

@@ -83,16 +83,16 @@ struct Row {
   std::string flag;  // CLI11's names, "--games,-n" ("!--full-head": a flag that sets false); empty for a fact
   std::string key;   // the JSON key it is recorded under; "model/hidden": inside the fact "model"; empty: not recorded
   std::string help;
-  bool kept = false;       // --resume refuses another value
-  std::string kept_as;     // the name the resume check gives it, when not its flag (a fact's)
-  bool in_fact = false;    // `key` points into a fact the run records whole: compared on resume, not written
-  std::string alias_of;    // a deprecated spelling of this flag
+  bool kept = false;     // --resume refuses another value
+  std::string kept_as;   // the name the resume check gives it, when not its flag (a fact's)
+  bool in_fact = false;  // `key` points into a fact the run records whole: compared on resume, not written
+  std::string alias_of;  // a deprecated spelling of this flag
   std::function<std::string(const std::string&)> convert;  // an alias's old meaning to the new one
   // Declares the option on a parser under `flag` with `help` (an alias: the old name, no help).
   std::function<CLI::Option*(CLI::App&, Options&, const std::string& flag, const std::string& help)> add;
-  std::function<nlohmann::json(const Options&)> value;     // what is recorded under `key`
-  std::function<std::string(const Options&)> check;        // validate(): "" or what is wrong
-  std::vector<std::function<void(CLI::Option*)>> then;     // required, defaults shown, exclusions
+  std::function<nlohmann::json(const Options&)> value;  // what is recorded under `key`
+  std::function<std::string(const Options&)> check;     // validate(): "" or what is wrong
+  std::vector<std::function<void(CLI::Option*)>> then;  // required, defaults shown, exclusions
 
   // A number in [min, max] (--help: "min..max"; NaN refused).
   Row& range(double min, double max) {
@@ -277,8 +277,8 @@ class Table {
     for (const Row<Options>& row : rows_)
       if (row.kept)
         out.push_back({"/" + row.key, !row.kept_as.empty() ? row.kept_as
-                                      : row.flag.empty()    ? row.key
-                                                            : long_name(row.flag)});
+                                      : row.flag.empty()   ? row.key
+                                                           : long_name(row.flag)});
     return out;
   }
 

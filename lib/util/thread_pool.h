@@ -2,9 +2,9 @@
 // callers can consume them in submission order and keep outputs deterministic.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
-#include <algorithm>
 #include <functional>
 #include <future>
 #include <mutex>

@@ -4,8 +4,8 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -25,7 +25,8 @@ inline std::string command_line(int argc, char** argv) {
 // Flushes standard output; throws legalnet::Error when what a tool printed there was lost (a full
 // disk, `> /dev/full`, a closed pipe): a summary that never arrived is a failure, not a success.
 inline void flush_stdout() {
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw Error(std::string("standard output: ") + std::strerror(errno));
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw Error(std::string("standard output: ") + std::strerror(errno));
 }
 
 // Runs fn() and returns its exit status, or prints "<tool>: <error>" as one line and exits with 1:

@@ -140,7 +140,9 @@ TEST(Fen, PartsWithMaterialAGameCannotReachAreRefused) {
   board[SQ_E8] = B_KING;
   board[SQ_A8] = W_KING;
   board[SQ_H8] = NO_PIECE;
-  EXPECT_EQ(test::error_of([&] { Position::from_parts(board, BLACK, 0, SQ_NONE, 0, 1); }).rfind("FEN field 1: white has", 0), 0u);
+  EXPECT_EQ(
+      test::error_of([&] { Position::from_parts(board, BLACK, 0, SQ_NONE, 0, 1); }).rfind("FEN field 1: white has", 0),
+      0u);
 }
 
 }  // namespace

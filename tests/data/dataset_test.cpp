@@ -9,10 +9,10 @@
 #include "data/dataset_format.h"
 #include "data/dataset_merge.h"
 #include "data/dataset_reader.h"
-#include "run/tensorize/tensorize.h"
 #include "encode/encode.h"
-#include "run/gen_moves/gen_moves.h"
 #include "pgn/pgn_reader.h"
+#include "run/gen_moves/gen_moves.h"
+#include "run/tensorize/tensorize.h"
 #include "support/helpers.h"
 #include "util/error.h"
 

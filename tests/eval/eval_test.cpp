@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 
+#include "chess/legal_edits.h"
 #include "chess/notation.h"
 #include "encode/encode.h"
 #include "eval/anatomy.h"
@@ -234,9 +235,9 @@ TEST(PositionSearch, EditsAreLegalDeterministicAndVaried) {
   std::set<std::string> seen;
   for (uint64_t i = 0; i < 300; ++i) {
     GameRng a(9, i), b(9, i);
-    const auto edited = random_edit(start, a);
+    const auto edited = chess::random_edit(start, a);
     ASSERT_TRUE(edited.has_value());
-    EXPECT_EQ(edited->fen(), random_edit(start, b)->fen());
+    EXPECT_EQ(edited->fen(), chess::random_edit(start, b)->fen());
     EXPECT_NE(edited->fen(), start.fen());
     EXPECT_EQ(Position(edited->fen()).fen(), edited->fen());  // a legal position, read back as itself
     seen.insert(edited->fen());

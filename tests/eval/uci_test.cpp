@@ -94,12 +94,11 @@ TEST(Uci, EachPolicyPicksItsMove) {
   EXPECT_EQ(sampled, starting(talk(sample + "setoption name Seed value 7\n" + gos, e), "bestmove"));
   EXPECT_NE(sampled, starting(talk(sample + "setoption name Seed value 8\n" + gos, e), "bestmove"));
   // ucinewgame restarts the draws.
-  EXPECT_EQ(starting(talk(sample + "setoption name Seed value 7\ngo\ngo\nucinewgame\n" + gos, e), "bestmove"),
-            [&] {
-              auto expected = std::vector<std::string>(sampled.begin(), sampled.begin() + 2);
-              expected.insert(expected.end(), sampled.begin(), sampled.end());
-              return expected;
-            }());
+  EXPECT_EQ(starting(talk(sample + "setoption name Seed value 7\ngo\ngo\nucinewgame\n" + gos, e), "bestmove"), [&] {
+    auto expected = std::vector<std::string>(sampled.begin(), sampled.begin() + 2);
+    expected.insert(expected.end(), sampled.begin(), sampled.end());
+    return expected;
+  }());
 }
 
 TEST(Uci, LegalShareAndTopMovesInAnInfoString) {
@@ -111,7 +110,8 @@ TEST(Uci, LegalShareAndTopMovesInAnInfoString) {
 
 TEST(Uci, PromotionsAreToAQueen) {
   const std::string fen = "position fen 8/4P3/8/8/8/8/k7/4K3 w - - 0 1\n";
-  EXPECT_EQ(starting(talk(fen + "go\n", fake({{"e7e8", 0.9f}})), "bestmove"), std::vector<std::string>{"bestmove e7e8q"});
+  EXPECT_EQ(starting(talk(fen + "go\n", fake({{"e7e8", 0.9f}})), "bestmove"),
+            std::vector<std::string>{"bestmove e7e8q"});
   // Blocked: illegal, but raw still names the queen the index stands for.
   const std::string blocked = "position fen 4n3/4P3/8/8/8/8/k7/4K3 w - - 0 1\nsetoption name Policy value raw\n";
   EXPECT_EQ(starting(talk(blocked + "go\n", fake({{"e7e8", 0.9f}})), "bestmove"),
@@ -139,10 +139,12 @@ TEST(Uci, NoLegalMoveIsBestmove0000) {
 TEST(Uci, PositionsWithMovesFromFenAndStart) {
   const UciEngine e = fake({{"e7e5", 0.9f}, {"e2e4", 0.8f}});
   // Black to move after 1. d4: the net's e7e5 is legal.
-  EXPECT_EQ(starting(talk("position startpos moves d2d4\ngo\n", e), "bestmove"), std::vector<std::string>{"bestmove e7e5"});
-  EXPECT_EQ(starting(talk("position fen rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1 moves g8f6\ngo\n", e),
-                     "bestmove"),
-            std::vector<std::string>{"bestmove e2e4"});
+  EXPECT_EQ(starting(talk("position startpos moves d2d4\ngo\n", e), "bestmove"),
+            std::vector<std::string>{"bestmove e7e5"});
+  EXPECT_EQ(
+      starting(talk("position fen rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1 moves g8f6\ngo\n", e),
+               "bestmove"),
+      std::vector<std::string>{"bestmove e2e4"});
   // A FEN without its counters, and ucinewgame back to the start.
   EXPECT_EQ(starting(talk("position fen 4k3/4p3/8/8/8/8/4P3/4K3 b - -\nucinewgame\ngo\n", e), "bestmove"),
             std::vector<std::string>{"bestmove e2e4"});
@@ -152,8 +154,8 @@ TEST(Uci, BadPositionsAreRefusedAndThePreviousOneKept) {
   const UciEngine e = fake({{"e7e5", 0.9f}, {"e2e4", 0.8f}});
   for (const std::string bad : {"position startpos moves d2d4 e2e5", "position startpos moves d2d4 zz",
                                 "position fen kkkkkkkk/8/8/8/8/8/8/K7 w - - 0 1",
-                                "position fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1",
-                                "position fen", "position", "position middlegame", "position startpos e2e4"}) {
+                                "position fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1", "position fen",
+                                "position", "position middlegame", "position startpos e2e4"}) {
     const auto out = talk("position startpos moves d2d4\n" + bad + "\ngo\nisready\n", e);
     EXPECT_EQ(starting(out, "bestmove"), std::vector<std::string>{"bestmove e7e5"}) << bad;
     EXPECT_TRUE(contains(out, "info string position refused, the previous one kept: ")) << bad;
@@ -199,10 +201,11 @@ TEST(Uci, SetoptionRefusesBadValuesAndUnknownNames) {
   int threads = 0;
   UciEngine e = fake({{"e2e5", 0.9f}, {"e2e4", 0.6f}});
   e.set_threads = [&](int n) { threads = n; };
-  const auto out = talk("setoption name Policy value best\nsetoption name Seed value -1\n"
-                        "setoption name Threads value 0\nsetoption name Threads value 3\n"
-                        "setoption name Hash value 16\nsetoption\nsetoption name\ngo\n",
-                        e);
+  const auto out = talk(
+      "setoption name Policy value best\nsetoption name Seed value -1\n"
+      "setoption name Threads value 0\nsetoption name Threads value 3\n"
+      "setoption name Hash value 16\nsetoption\nsetoption name\ngo\n",
+      e);
   EXPECT_TRUE(contains(out, "Policy 'best' is not legal, raw or sample; kept legal"));
   EXPECT_TRUE(contains(out, "Seed '-1' is not a number 0..2147483647; kept 0"));
   EXPECT_TRUE(contains(out, "Threads '0' is not a number 1..1024"));

@@ -31,7 +31,7 @@ bool rarely(FuzzedDataProvider& in, float p) { return in.ConsumeProbability<floa
 
 // The element types a column or attribute may be stored as: the expected ones and wrong ones.
 hid_t pick_type(FuzzedDataProvider& in, hid_t expected) {
-  static const hid_t* types[] = {&H5T_NATIVE_INT8_g,  &H5T_NATIVE_UINT8_g, &H5T_NATIVE_INT16_g, &H5T_NATIVE_INT32_g,
+  static const hid_t* types[] = {&H5T_NATIVE_INT8_g,  &H5T_NATIVE_UINT8_g,  &H5T_NATIVE_INT16_g, &H5T_NATIVE_INT32_g,
                                  &H5T_NATIVE_INT64_g, &H5T_NATIVE_UINT64_g, &H5T_NATIVE_FLOAT_g, &H5T_NATIVE_DOUBLE_g};
   if (!rarely(in, 0.2f)) return expected;
   return *types[in.ConsumeIntegralInRange<size_t>(0, std::size(types) - 1)];
@@ -83,7 +83,7 @@ void write_attribute(FuzzedDataProvider& in, hid_t file, const char* name, bool 
 void write_column(FuzzedDataProvider& in, hid_t parent, const data::ColumnSpec& spec, hsize_t rows,
                   const std::string& self_path) {
   if (rarely(in, 0.03f)) return;  // absent
-  if (rarely(in, 0.02f)) {  // a group where a dataset belongs
+  if (rarely(in, 0.02f)) {        // a group where a dataset belongs
     Handle group(H5Gcreate2(parent, spec.name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     return;
   }

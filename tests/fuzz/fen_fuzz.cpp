@@ -27,7 +27,8 @@ void play_every_move(chess::Position& pos) {
 
 chess::Piece piece_of(uint8_t byte) {
   const int code = byte & 15;
-  const bool real = (code >= chess::W_PAWN && code <= chess::W_KING) || (code >= chess::B_PAWN && code <= chess::B_KING);
+  const bool real =
+      (code >= chess::W_PAWN && code <= chess::W_KING) || (code >= chess::B_PAWN && code <= chess::B_KING);
   return real ? chess::Piece(code) : chess::NO_PIECE;
 }
 
@@ -45,8 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int s = 0; s < chess::SQUARE_NB; ++s) board[size_t(s)] = piece_of(data[s]);
     const uint8_t* tail = data + chess::SQUARE_NB;
     const auto ep = tail[2] < chess::SQUARE_NB ? chess::Square(tail[2]) : chess::SQ_NONE;
-    chess::Position pos = chess::Position::from_parts(board, tail[0] & 1 ? chess::BLACK : chess::WHITE,
-                                                      uint8_t(tail[1] & 15), ep, 0, 1);
+    chess::Position pos =
+        chess::Position::from_parts(board, tail[0] & 1 ? chess::BLACK : chess::WHITE, uint8_t(tail[1] & 15), ep, 0, 1);
     play_every_move(pos);
   } catch (const Error&) {
   }

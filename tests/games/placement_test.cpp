@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "chess/king_safety.h"
 #include "chess/movegen.h"
 #include "eval/situations.h"
 #include "games/game_start.h"
@@ -38,12 +39,13 @@ TEST(MaterialClass, EveryLegalPositionOfAClassOnceAsPythonChessCountsThem) {
 TEST(MaterialClass, SpecsNameEachClassOnceAndBadOnesAreRefusedByName) {
   std::vector<std::string> names;
   for (const auto& m : material_classes("?")) names.push_back(m.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"KPvK", "KNvK", "KBvK", "KRvK", "KQvK", "KvKP", "KvKN", "KvKB", "KvKR",
-                                             "KvKQ"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"KPvK", "KNvK", "KBvK", "KRvK", "KQvK", "KvKP", "KvKN", "KvKB", "KvKR", "KvKQ"}));
   EXPECT_EQ(material_classes("??").size(), 55u);  // pairs of the ten, with repetition
   EXPECT_EQ(material_classes("?q").size(), 10u);
   EXPECT_EQ(material_classes("Rn")[0].name, "KRvKN");
-  EXPECT_EQ(test::error_of([] { material_classes("X"); }), "--material 'X': 'X' is not a piece letter (PNBRQ pnbrq, or ?)");
+  EXPECT_EQ(test::error_of([] { material_classes("X"); }),
+            "--material 'X': 'X' is not a piece letter (PNBRQ pnbrq, or ?)");
   EXPECT_EQ(test::error_of([] { material_classes("QQQ"); }), "--material 'QQQ': at most 2 pieces beside the kings");
   EXPECT_NE(test::error_of([] { material_classes(""); }), "");
 }
@@ -168,6 +170,25 @@ TEST(GameStarts, RandomPlacementAndList) {
   EXPECT_EQ(GameStarts("placement", "").position(9, a).fen(), random_placement(b).fen());
   EXPECT_THROW(GameStarts("placement", "8/8/8/8/8/8/8/K1k5 w - - 0 1"), Error);
   EXPECT_THROW(GameStarts("/nonexistent.fen", ""), Error);
+}
+
+// --start edited: a random game's position after 1-8 legal edits: legal (the setup's checks and
+// python-chess's checker rules), the same from the same stream, and varied.
+TEST(GameStarts, EditedStartsAreLegalSeededAndVaried) {
+  const GameStarts edited("edited", "");
+  EXPECT_TRUE(edited.set_up());
+  EXPECT_TRUE(GameStarts::is_keyword("edited"));
+  EXPECT_FALSE(GameStarts::is_keyword("edited.fen"));
+  std::set<std::string> fens;
+  for (uint64_t i = 0; i < 200; ++i) {
+    GameRng a(5, i), b(5, i);
+    const Position pos = edited.position(i, a);
+    EXPECT_EQ(pos.fen(), edited.position(i, b).fen());
+    EXPECT_EQ(Position(pos.fen()).fen(), pos.fen());
+    EXPECT_TRUE(checkers_possible(pos)) << pos.fen();
+    fens.insert(pos.fen());
+  }
+  EXPECT_GT(fens.size(), 195u);
 }
 
 }  // namespace

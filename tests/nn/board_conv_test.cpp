@@ -1,4 +1,4 @@
-// The board kernels (nn/board_conv.h) against torch's convolution: the output and the
+// The board kernels (kernels/kernels.h) against torch's convolution: the output and the
 // gradients of the input and the weights, for random shapes and values.
 #include <gtest/gtest.h>
 
@@ -6,10 +6,11 @@
 
 #include <fmt/core.h>
 
-#include "nn/board_conv.h"
-#include "nn/board_wgrad_bf16.h"
-#include "nn/precision.h"
-#include "nn/tile_gemm.h"
+#include "compute/arithmetic.h"
+#include "kernels/board_wgrad_bf16.h"
+#include "kernels/kernels.h"
+#include "kernels/tile_gemm.h"
+#include "nn/model_config.h"
 #include "relative_error.h"  // tests/nn/
 
 namespace legalnet::nn {
@@ -66,22 +67,17 @@ void check_all(WinogradTile tile, double tolerance) {
     board_isa_cap(isa);
     double worst = 0;
     for (const Case& c : random_cases()) worst = std::max(worst, check(c, tile, tolerance));
-    fmt::print("F({0}x{0},3x3), {1}: largest relative error {2:.2g} (fp64 reference)\n", int(tile),
-               board_isa_name(isa), worst);
+    fmt::print("F({0}x{0},3x3), {1}: largest relative error {2:.2g} (fp64 reference)\n", int(tile), board_isa_name(isa),
+               worst);
   }
   board_isa_cap(BoardIsa::AVX512);
 }
 
-
-TEST(BoardConv, F2MatchesTorchsConvolutionAndItsGradients) {
-  check_all(WinogradTile::F2, 1e-5);
-}
+TEST(BoardConv, F2MatchesTorchsConvolutionAndItsGradients) { check_all(WinogradTile::F2, 1e-5); }
 
 // F(4x4)'s transforms multiply by up to 8 and 1/24: its fp32 error is larger than F(2x2)'s,
 // and still within the 1e-4 relative the training needs.
-TEST(BoardConv, F4MatchesTorchsConvolutionAndItsGradients) {
-  check_all(WinogradTile::F4, 1e-4);
-}
+TEST(BoardConv, F4MatchesTorchsConvolutionAndItsGradients) { check_all(WinogradTile::F4, 1e-4); }
 
 // A wrong answer that the comparison must catch: the check is not vacuous.
 TEST(BoardConv, TheComparisonSeesAWrongWeight) {
@@ -133,23 +129,27 @@ TEST(BoardConv, LeavesOtherShapesAndPrecisionsToTorch) {
 TEST(BoardConv, ArithmeticFollowsTheNetAndTheCpu) {
   const Precision native = cpu_has_native_bf16() ? Precision::BF16 : Precision::FP32;
   const bool board = board_isa() >= BoardIsa::AVX2 && !cpu_has_amx_bf16();
-  const Arithmetic resnet = resolve_arithmetic(Precision::AUTO, Kernels::AUTO, ModelKind::RESNET, torch::kCPU);
+  const Arithmetic resnet =
+      resolve_arithmetic(Precision::AUTO, Kernels::AUTO, model_spec(ModelKind::RESNET).board_convolutions, torch::kCPU);
   EXPECT_EQ(resnet.precision, board ? Precision::FP32 : native);
   EXPECT_EQ(resnet.kernels, board ? Kernels::BOARD : Kernels::TORCH);
   for (const ModelKind other : {ModelKind::MLP, ModelKind::CONV, ModelKind::ATTENTION})
     for (const Kernels asked : {Kernels::AUTO, Kernels::BOARD}) {
-      const Arithmetic net = resolve_arithmetic(Precision::AUTO, asked, other, torch::kCPU);
+      const Arithmetic net =
+          resolve_arithmetic(Precision::AUTO, asked, model_spec(other).board_convolutions, torch::kCPU);
       EXPECT_EQ(net.precision, native);
       EXPECT_EQ(net.kernels, Kernels::TORCH);
     }
-  const Arithmetic on_torch = resolve_arithmetic(Precision::AUTO, Kernels::TORCH, ModelKind::RESNET, torch::kCPU);
+  const Arithmetic on_torch = resolve_arithmetic(Precision::AUTO, Kernels::TORCH,
+                                                 model_spec(ModelKind::RESNET).board_convolutions, torch::kCPU);
   EXPECT_EQ(on_torch.precision, native);
   EXPECT_EQ(on_torch.kernels, Kernels::TORCH);
-  const Arithmetic asked = resolve_arithmetic(Precision::FP32, Kernels::BOARD, ModelKind::RESNET, torch::kCPU);
+  const Arithmetic asked = resolve_arithmetic(Precision::FP32, Kernels::BOARD,
+                                              model_spec(ModelKind::RESNET).board_convolutions, torch::kCPU);
   EXPECT_EQ(asked.precision, Precision::FP32);
   EXPECT_EQ(asked.kernels, Kernels::BOARD);
-  const Arithmetic cuda =
-      resolve_arithmetic(Precision::AUTO, Kernels::AUTO, ModelKind::RESNET, torch::Device(torch::kCUDA, 0));
+  const Arithmetic cuda = resolve_arithmetic(
+      Precision::AUTO, Kernels::AUTO, model_spec(ModelKind::RESNET).board_convolutions, torch::Device(torch::kCUDA, 0));
   EXPECT_EQ(cuda.precision, Precision::TF32);
   EXPECT_EQ(cuda.kernels, Kernels::TORCH);
 }

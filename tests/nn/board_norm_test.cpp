@@ -1,4 +1,4 @@
-// The board kernels' batch norm + residual + ReLU (nn/board_norm.h) against torch's BatchNorm2d,
+// The board kernels' batch norm + residual + ReLU (kernels/kernels.h) against torch's BatchNorm2d,
 // add and relu: the output, every gradient and the running statistics, for random shapes and
 // values.
 #include <gtest/gtest.h>
@@ -7,9 +7,9 @@
 
 #include <fmt/core.h>
 
-#include "nn/board_norm.h"
+#include "kernels/kernels.h"
+#include "nn/forward.h"
 #include "nn/models.h"
-#include "nn/precision.h"
 #include "relative_error.h"  // tests/nn/
 
 namespace legalnet::nn {
@@ -24,8 +24,9 @@ struct Case {
 // What one run gives: the output, the gradients of x, weight, bias and residual, the running
 // statistics after it.
 using Results = std::vector<torch::Tensor>;
-const char* const RESULT_NAMES[] = {"output", "input gradient", "weight gradient", "bias gradient",
-                                    "residual gradient", "running mean", "running variance"};
+const char* const RESULT_NAMES[] = {"output",          "input gradient",    "weight gradient",
+                                    "bias gradient",   "residual gradient", "running mean",
+                                    "running variance"};
 
 // A copy of the module in the given type.
 torch::nn::BatchNorm2d copy_of(const torch::nn::BatchNorm2d& norm, torch::Dtype type) {
@@ -56,8 +57,13 @@ Results run(const torch::nn::BatchNorm2d& original, const torch::Tensor& x0, con
   y.backward(gy.to(type));
   EXPECT_EQ(norm->num_batches_tracked.item<int64_t>(), 1);
   EXPECT_EQ(r.grad().defined(), residual);
-  return {y, x.grad(), norm->weight.grad(), norm->bias.grad(), residual ? r.grad() : torch::ones({1}),
-          norm->running_mean.clone(), norm->running_var.clone()};
+  return {y,
+          x.grad(),
+          norm->weight.grad(),
+          norm->bias.grad(),
+          residual ? r.grad() : torch::ones({1}),
+          norm->running_mean.clone(),
+          norm->running_var.clone()};
 }
 
 // Ours against an fp64 reference, within 1e-5 relative or 4x the error of torch's own fp32 ops
@@ -97,8 +103,8 @@ TEST(BoardNorm, MatchesTorchsNormAddAndReluWithTheirGradients) {
 TEST(BoardNorm, TheComparisonSeesAWrongBias) {
   torch::nn::BatchNorm2d norm(8);
   const auto x = torch::randn({4, 8, 8, 8}).contiguous(torch::MemoryFormat::ChannelsLast);
-  const auto expected = torch::relu(torch::batch_norm(x, norm->weight, norm->bias + 0.01, {}, {}, true, 0.1, 1e-5,
-                                                      false));
+  const auto expected =
+      torch::relu(torch::batch_norm(x, norm->weight, norm->bias + 0.01, {}, {}, true, 0.1, 1e-5, false));
   EXPECT_GT(relative_error(board_norm_relu(x, *norm), expected), 1e-3);
 }
 
@@ -115,8 +121,8 @@ TEST(BoardNorm, TheSameBytesForAnyThreadCount) {
     const auto y = board_norm_relu(x, *norm, r);
     y.backward(gy);
     at::set_num_threads(before);
-    return std::vector<torch::Tensor>{y, x.grad(), r.grad(), norm->weight.grad(), norm->bias.grad(),
-                                      norm->running_mean, norm->running_var};
+    return std::vector<torch::Tensor>{
+        y, x.grad(), r.grad(), norm->weight.grad(), norm->bias.grad(), norm->running_mean, norm->running_var};
   };
   const auto a = run(2), b = run(1);
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << i;
@@ -133,13 +139,12 @@ TEST(BoardNorm, LeavesEvaluationOtherLayoutsAndPrecisionsToTorch) {
   EXPECT_FALSE(board_norm_applies(x, *norm));
 }
 
-
 // The default resnet trained one step with the board kernels (convolutions and norms) and with
 // torch's, from the same weights: the logits, every parameter's gradient and the running
 // statistics agree within 1e-4 (the Winograd convolutions round differently).
 // A resnet's training step, every convolution, norm and (with the pairs head) the pair scores
 // by the board kernels, against torch's: the logits, every gradient and the running statistics.
-void check_resnet_step(const std::string& policy_head) {
+void check_resnet_step(PolicyHead policy_head) {
   ModelConfig config;
   config.policy_head = policy_head;
   const ModelConfig c = config.resolved();
@@ -166,13 +171,13 @@ void check_resnet_step(const std::string& policy_head) {
     EXPECT_LT(error, 1e-4) << "result " << i;
     worst = std::max(worst, error);
   }
-  fmt::print("a resnet step ({} head), board against torch's kernels: largest relative error {:.2g}\n", policy_head,
-             worst);
+  fmt::print("a resnet step ({} head), board against torch's kernels: largest relative error {:.2g}\n",
+             choice_of(POLICY_HEADS, policy_head).name, worst);
 }
 
-TEST(BoardKernels, AResNetStepMatchesTorchs) { check_resnet_step("types"); }
+TEST(BoardKernels, AResNetStepMatchesTorchs) { check_resnet_step(PolicyHead::TYPES); }
 
-TEST(BoardKernels, AResNetStepWithThePairsHeadMatchesTorchs) { check_resnet_step("pairs"); }
+TEST(BoardKernels, AResNetStepWithThePairsHeadMatchesTorchs) { check_resnet_step(PolicyHead::PAIRS); }
 
 }  // namespace
 }  // namespace legalnet::nn

@@ -1,16 +1,17 @@
-// The bf16 weight gradient of the board kernels (nn/board_wgrad_bf16.h) against an fp64 sum of
+// The bf16 weight gradient of the board kernels (kernels/board_wgrad_bf16.h) against an fp64 sum of
 // the same bf16 values, with vdpbf16ps where the CPU has it and the scalar loop everywhere; and
-// board_conv3x3_bf16 (nn/board_conv.h) against torch's bf16 convolution and its gradients.
+// board_conv3x3_bf16 (kernels/kernels.h) against torch's bf16 convolution and its gradients.
 #include <gtest/gtest.h>
 
 #include <ATen/Parallel.h>
 
 #include <fmt/core.h>
 
-#include "nn/board_conv.h"
-#include "nn/board_wgrad_bf16.h"
-#include "nn/kernels_choice.h"
-#include "nn/tile_gemm.h"
+#include "compute/arithmetic.h"
+#include "compute/choices.h"
+#include "kernels/board_wgrad_bf16.h"
+#include "kernels/kernels.h"
+#include "kernels/tile_gemm.h"
 #include "relative_error.h"  // tests/nn/
 
 namespace legalnet::nn {

@@ -1,4 +1,4 @@
-// The training loss's one-node CPU path (nn::training_loss, nn/bce_rows.h) against the
+// The training loss's one-node CPU path (nn::training_loss, kernels/bce_rows.h) against the
 // composition of torch's ops it replaces (policy_loss of forward_trained_logits): the row kernel
 // on every instruction set against a double-precision reference, then whole nets' losses and
 // every parameter's gradient, in fp32 and bf16, in both memory layouts.
@@ -12,10 +12,10 @@
 #include <random>
 #include <vector>
 
-#include "nn/bce_rows.h"
+#include "kernels/kernels.h"
+#include "nn/forward.h"
 #include "nn/loss.h"
 #include "nn/models.h"
-#include "nn/precision.h"
 #include "relative_error.h"  // tests/nn/
 #include "train/fixtures.h"
 #include "util/error.h"
@@ -129,10 +129,10 @@ TEST(TrainingLoss, MatchesTorchsOpsForEveryNetPrecisionAndLayout) {
   struct Case {
     const char* kind;
     int hidden, blocks, channels;
-    const char* policy_head = "types";
+    PolicyHead policy_head = PolicyHead::TYPES;
   };
-  for (const Case& k : {Case{"resnet", 0, 2, 16}, Case{"resnet", 0, 2, 16, "pairs"}, Case{"attention", 32, 1, 16},
-                        Case{"mlp", 64, 0, 0}}) {
+  for (const Case& k : {Case{"resnet", 0, 2, 16}, Case{"resnet", 0, 2, 16, PolicyHead::PAIRS},
+                        Case{"attention", 32, 1, 16}, Case{"mlp", 64, 0, 0}}) {
     ModelConfig c = test::config(k.kind, k.hidden, k.blocks, k.channels);
     c.policy_head = k.policy_head;
     c = c.resolved();

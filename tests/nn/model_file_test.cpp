@@ -167,12 +167,20 @@ TEST(ModelFile, HostileFilesAreRefusedInOneLineBeforeAllocation) {
       {changed([&](Parts& p) { p.header[weight]["data_offsets"][0] = 4; }), "tensor 'stem.weight'"},
       {changed([](Parts& p) { p.header["stem_bn.bias"]["data_offsets"] = p.header["stem_bn.weight"]["data_offsets"]; }),
        "inside the tensor before it"},
-      {changed([&](Parts& p) { p.header[weight]["shape"] = {1u << 20, 1u << 20, 1u << 20}; }),
+      {changed([&](Parts& p) {
+         p.header[weight]["shape"] = {1u << 20, 1u << 20, 1u << 20};
+       }),
        "is larger than the file's"},
-      {changed([&](Parts& p) { p.header[weight]["shape"] = {-1, 8}; }), "not a non-negative integer"},
+      {changed([&](Parts& p) {
+         p.header[weight]["shape"] = {-1, 8};
+       }),
+       "not a non-negative integer"},
       {changed([&](Parts& p) { p.header[weight]["dtype"] = "F16"; }), "is not one legalnet reads"},
       {changed([&](Parts& p) { p.header["head.source"]["dtype"] = "F64"; }), "is not one legalnet reads"},
-      {changed([&](Parts& p) { p.header[weight]["data_offsets"] = {0, uint64_t(1) << 62}; }), "are not within"},
+      {changed([&](Parts& p) {
+         p.header[weight]["data_offsets"] = {0, uint64_t(1) << 62};
+       }),
+       "are not within"},
       {changed([&](Parts& p) { p.header["__metadata__"]["format"] = "legalnet-model 1"; }), "format"},
       {changed([&](Parts& p) { p.header["__metadata__"].erase("config"); }), "no 'config'"},
       {changed([&](Parts& p) { p.header["__metadata__"]["config"] = 7; }), "is not a string"},
@@ -188,8 +196,14 @@ TEST(ModelFile, HostileFilesAreRefusedInOneLineBeforeAllocation) {
       {with_config("{\"kind\":\"\\u001b[2Jrm\",\"hidden\":0,\"blocks\":1,\"channels\":8,\"heads\":0,"
                    "\"squeeze_excitation\":false,\"geometric_head\":true}"),
        "unknown model '\\x1b[2Jrm'"},
-      {changed([](Parts& p) { p.header["tower.0.conv1.weight"]["shape"] = {8, 8, 9}; }), "'tower.0.conv1.weight' is"},
-      {changed([](Parts& p) { p.header["extra\x1b"] = p.header["stem.weight"]; p.header.erase("stem.weight"); }),
+      {changed([](Parts& p) {
+         p.header["tower.0.conv1.weight"]["shape"] = {8, 8, 9};
+       }),
+       "'tower.0.conv1.weight' is"},
+      {changed([](Parts& p) {
+         p.header["extra\x1b"] = p.header["stem.weight"];
+         p.header.erase("stem.weight");
+       }),
        "no tensor 'stem.weight'"},
       {changed([](Parts& p) {
          const uint64_t at = p.header["head.source"]["data_offsets"][0].get<uint64_t>();
@@ -246,23 +260,27 @@ TEST(ModelFile, CheckpointsRefuseAnotherOptimizerAndForeignTensors) {
     EXPECT_TRUE(torch::equal(now.exp_avg_sq(), was.exp_avg_sq())) << p.key();
   }
   torch::optim::SGD sgd(again->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
-  EXPECT_NE(test::error_of([&] { load_checkpoint(dir + "/c.safetensors", c, *again, sgd, torch::kCPU); })
-                .find("checkpoint of a run with --optimizer adam, the options ask for sgd"),
+  EXPECT_NE(test::error_of([&] {
+              load_checkpoint(dir + "/c.safetensors", c, *again, sgd, torch::kCPU);
+            }).find("checkpoint of a run with --optimizer adam, the options ask for sgd"),
             std::string::npos);
   // A model file is not a checkpoint, nor the other way round.
   save_model(dir + "/m.safetensors", c, *net, "{}");
-  EXPECT_NE(test::error_of([&] { load_checkpoint(dir + "/m.safetensors", c, *again, adam2, torch::kCPU); })
-                .find("format 'legalnet-model 2' is not 'legalnet-checkpoint 2'"),
+  EXPECT_NE(test::error_of([&] {
+              load_checkpoint(dir + "/m.safetensors", c, *again, adam2, torch::kCPU);
+            }).find("format 'legalnet-model 2' is not 'legalnet-checkpoint 2'"),
             std::string::npos);
-  EXPECT_NE(test::error_of([&] { load_model(dir + "/c.safetensors", torch::kCPU); })
-                .find("format 'legalnet-checkpoint 2' is not 'legalnet-model 2'"),
+  EXPECT_NE(test::error_of([&] {
+              load_model(dir + "/c.safetensors", torch::kCPU);
+            }).find("format 'legalnet-checkpoint 2' is not 'legalnet-model 2'"),
             std::string::npos);
   // A step that is not a number.
   Parts p(read_bytes(dir + "/c.safetensors"));
   p.header["__metadata__"]["step"] = "-3";
   write_bytes(dir + "/bad.safetensors", p.bytes());
-  EXPECT_NE(test::error_of([&] { load_checkpoint(dir + "/bad.safetensors", c, *again, adam2, torch::kCPU); })
-                .find("metadata 'step' is '-3', not a non-negative number"),
+  EXPECT_NE(test::error_of([&] {
+              load_checkpoint(dir + "/bad.safetensors", c, *again, adam2, torch::kCPU);
+            }).find("metadata 'step' is '-3', not a non-negative number"),
             std::string::npos);
 }
 
@@ -270,7 +288,8 @@ TEST(ModelFile, CheckpointsRefuseAnotherOptimizerAndForeignTensors) {
 // resolved() refuses): the line is read from the source and compared, so a size changed on one
 // side only fails here.
 TEST(ModelFile, PythonLimitsAreMaxSizes) {
-  const std::string source = test::read_file(std::string(LEGALNET_TEST_SOURCE_DIR) + "/../python/legalnet/model_file.py");
+  const std::string source =
+      test::read_file(std::string(LEGALNET_TEST_SOURCE_DIR) + "/../python/legalnet/model_file.py");
   std::smatch line;
   ASSERT_TRUE(std::regex_search(source, line, std::regex(R"(\n_LIMITS = \{([^}]*)\})"))) << "no _LIMITS line";
   std::map<std::string, int> limits;

@@ -11,27 +11,27 @@
 #include <sstream>
 
 #include "chess/movegen.h"
+#include "compute/cuda_module.h"
+#include "compute/device.h"
 #include "data/dataset_reader.h"
-#include "run/tensorize/tensorize.h"
 #include "encode/encode.h"
 #include "encode/inputs.h"
-#include "run/gen_moves/gen_moves.h"
-#include "train/batches.h"
-#include "train/distributed.h"
-#include "nn/board_wgrad_bf16.h"
-#include "nn/cuda_module.h"
-#include "nn/device.h"
+#include "kernels/board_wgrad_bf16.h"
+#include "kernels/tile_gemm.h"
+#include "nn/forward.h"
 #include "nn/loss.h"
-#include "train/metrics.h"
-#include "train/run_folder.h"
-#include "train/tensorboard.h"
 #include "nn/model_file.h"
 #include "nn/models.h"
-#include "nn/precision.h"
-#include "nn/tile_gemm.h"
-#include "train/stream.h"
+#include "run/gen_moves/gen_moves.h"
+#include "run/tensorize/tensorize.h"
 #include "support/helpers.h"
+#include "train/batches.h"
+#include "train/distributed.h"
 #include "train/fixtures.h"
+#include "train/metrics.h"
+#include "train/run_folder.h"
+#include "train/stream.h"
+#include "train/tensorboard.h"
 #include "util/choices.h"
 #include "util/error.h"
 
@@ -50,13 +50,13 @@ namespace {
 
 // A resnet whose blocks mix along lines (ModelConfig::mixing).
 ModelConfig lines(ModelConfig c) {
-  c.mixing = "lines";
+  c.mixing = Mixing::LINES;
   return c.resolved();
 }
 
 // A resnet with the pairs head (ModelConfig::policy_head).
 ModelConfig pairs(ModelConfig c) {
-  c.policy_head = "pairs";
+  c.policy_head = PolicyHead::PAIRS;
   return c.resolved();
 }
 
@@ -219,24 +219,31 @@ TEST(Models, TheConfigRoundTripsAndOldFilesMeanThePredecessorsPlanes) {
       R"({"kind":"mlp","hidden":8,"blocks":0,"channels":0,"squeeze_excitation":false,"geometric_head":true})");
   EXPECT_EQ(old.inputs, encode::InputKind::PLANES);
   EXPECT_EQ(old.input_planes(), 7);
-  EXPECT_EQ(old.mixing, "none");  // files written before line mixing
+  EXPECT_EQ(old.mixing, Mixing::NONE);  // files written before line mixing
   ModelConfig r = lines(config("resnet", 0, 2, 8));
   r.inputs = encode::InputKind::STATE;
   EXPECT_EQ(ModelConfig::from_json(r.to_json()).to_json(), r.to_json());
   EXPECT_EQ(r.describe(), "resnet 2x8 lines +state");
-  r.mixing = "spirals";
-  EXPECT_EQ(test::error_of([&] { r.resolved(); }), "unknown mixing 'spirals' (expected none | lines)");
-  EXPECT_EQ(old.policy_head, "types");  // files written before the pairs head
+  std::string spirals = r.to_json();
+  spirals.replace(spirals.find("\"lines\""), 7, "\"spirals\"");
+  EXPECT_EQ(test::error_of([&] { ModelConfig::from_json(spirals); }),
+            "unknown mixing 'spirals' (expected none | lines)");
+  EXPECT_EQ(old.policy_head, PolicyHead::TYPES);  // files written before the pairs head
   ModelConfig p = pairs(config("resnet", 0, 2, 8));
   EXPECT_EQ(ModelConfig::from_json(p.to_json()).to_json(), p.to_json());
   EXPECT_EQ(p.describe(), "resnet 2x8 pairs");
-  p.policy_head = "squares";
-  EXPECT_EQ(test::error_of([&] { p.resolved(); }), "unknown policy head 'squares' (expected types | pairs)");
+  std::string squares = p.to_json();
+  squares.replace(squares.find("\"pairs\""), 7, "\"squares\"");
+  EXPECT_EQ(test::error_of([&] { ModelConfig::from_json(squares); }),
+            "unknown policy head 'squares' (expected auto | types | pairs)");
+  p.policy_head = PolicyHead::AUTO;
+  EXPECT_EQ(test::error_of([&] { p.resolved(); }),
+            "policy head 'auto' is train's choice (--policy-head), not a model's: types or pairs");
   ModelConfig mlp_pairs = config("mlp", 16, 0, 0);
-  mlp_pairs.policy_head = "pairs";
+  mlp_pairs.policy_head = PolicyHead::PAIRS;
   EXPECT_EQ(test::error_of([&] { mlp_pairs.resolved(); }), "policy head 'pairs' is a resnet option, not mlp's");
   ModelConfig conv_lines = config("conv", 16, 2, 8);
-  conv_lines.mixing = "lines";
+  conv_lines.mixing = Mixing::LINES;
   EXPECT_EQ(test::error_of([&] { conv_lines.resolved(); }), "mixing 'lines' is a resnet option, not conv's");
   try {
     ModelConfig::from_json(
@@ -335,8 +342,8 @@ TEST_P(PythonPackage, ReproducesTheCppNetworkAndInputs) {
   for (const auto& fen : fens) fen_file << fen << "\n";
   fen_file.close();
   const std::string out =
-      test::run_command(test::python_path() + " " + LEGALNET_TEST_SOURCE_DIR + "/python/check_against_cpp.py " +
-                        name + " " + tiny_dataset() + " " + std::to_string(rows.size()) + " 2>&1");
+      test::run_command(test::python_path() + " " + LEGALNET_TEST_SOURCE_DIR + "/python/check_against_cpp.py " + name +
+                        " " + tiny_dataset() + " " + std::to_string(rows.size()) + " 2>&1");
   EXPECT_NE(out.find("ok: " + c.describe()), std::string::npos) << out;
   // And back in C++: the file alone rebuilds the network.
   const LoadedModel loaded = load_model(name + ".safetensors", torch::kCPU);
@@ -361,9 +368,9 @@ INSTANTIATE_TEST_SUITE_P(ModelFile, PythonPackage, testing::ValuesIn(python_case
 TEST(ModelFile, JunkAndLyingFilesAreRefused) {
   const std::string dir = test::temp_dir("python");
   std::ofstream(dir + "/junk.safetensors") << "junk";
-  EXPECT_EQ(test::error_of([&] { load_model(dir + "/junk.safetensors", torch::kCPU); })
-                .rfind(dir + "/junk.safetensors: ", 0),
-            0u);
+  EXPECT_EQ(
+      test::error_of([&] { load_model(dir + "/junk.safetensors", torch::kCPU); }).rfind(dir + "/junk.safetensors: ", 0),
+      0u);
 
   // torch would load weights of another shape into the net without a word: the file's config
   // says 1x8, its weights are those of a 1x16 net.

@@ -1,4 +1,4 @@
-// The board kernels' pairs-head scores (nn/pair_scores.h) against torch's matmul and division,
+// The board kernels' pairs-head scores (kernels/kernels.h) against torch's matmul and division,
 // forward and the gradient, for random shapes and values, with every instruction set the CPU has.
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "nn/pair_scores.h"
-#include "nn/tile_gemm.h"
+#include "kernels/kernels.h"
+#include "kernels/tile_gemm.h"
 #include "relative_error.h"  // tests/nn/
 
 namespace legalnet::nn {
@@ -65,11 +65,11 @@ TEST(BoardPairScores, TheComparisonSeesAWrongKey) {
 }
 
 TEST(BoardPairScores, LeavesOtherShapesAndTypesToTorch) {
-  EXPECT_FALSE(board_pair_scores_applies(torch::randn({2, 64, 48})));                          // d = 24
-  EXPECT_FALSE(board_pair_scores_applies(torch::randn({2, 32, 64})));                          // not 64 squares
-  EXPECT_FALSE(board_pair_scores_applies(torch::randn({2, 64, 64}, torch::kDouble)));          // fp64
-  EXPECT_FALSE(board_pair_scores_applies(torch::randn({2, 64, 128}).narrow(2, 0, 64)));        // not contiguous
-  EXPECT_FALSE(board_pair_scores_applies(torch::randn({2, 64, 64}).to(torch::kBFloat16)));     // bf16
+  EXPECT_FALSE(board_pair_scores_applies(torch::randn({2, 64, 48})));                       // d = 24
+  EXPECT_FALSE(board_pair_scores_applies(torch::randn({2, 32, 64})));                       // not 64 squares
+  EXPECT_FALSE(board_pair_scores_applies(torch::randn({2, 64, 64}, torch::kDouble)));       // fp64
+  EXPECT_FALSE(board_pair_scores_applies(torch::randn({2, 64, 128}).narrow(2, 0, 64)));     // not contiguous
+  EXPECT_FALSE(board_pair_scores_applies(torch::randn({2, 64, 64}).to(torch::kBFloat16)));  // bf16
   EXPECT_TRUE(board_pair_scores_applies(torch::randn({2, 64, 64})));
   EXPECT_THROW(board_pair_scores(torch::randn({2, 64, 48})), c10::Error);
 }

@@ -1,7 +1,8 @@
 // TensorBoard's event records (lib/train/tensorboard.h) against bytes made by the tensorboard
 // package itself: its masked_crc32c (tensorboard.compat.tensorflow_stub.pywrap_tensorflow) and
-// its protobuf Event (tensorboard.compat.proto.event_pb2), serialized in Python 3.11 with
-// tensorboard 2.21.0.
+// its protobuf Event (tensorboard.compat.proto.event_pb2) and its plugins' messages
+// (tensorboard.plugins.hparams.{api,plugin_data}_pb2, tensorboard.plugins.text.plugin_data_pb2),
+// serialized in Python 3.11 with tensorboard 2.21.0.
 #include "train/tensorboard.h"
 
 #include <gtest/gtest.h>
@@ -37,6 +38,42 @@ TEST(TensorBoard, EventsAreTheBytesOfTensorBoardsOwnProtobuf) {
             "2a00000000000000ae8d91f5"
             "0900001040fc54d94110ac022a1c0a0f0a0876616c5f6c6f7373150000003e0a090a026c72156f12033b"
             "39c5f6f1");
+}
+
+TEST(TensorBoard, TextAndHParamsAreTheBytesOfTheirPluginsProtobufs) {
+  // Summary.Value(tag="recipe", metadata=SummaryMetadata(plugin_data=PluginData(plugin_name="text",
+  // content=TextPluginData(version=0).SerializeToString())), tensor=TensorProto(dtype=DT_STRING,
+  // string_val=[b"`train`"], tensor_shape=TensorShapeProto(dim=[Dim(size=1)]))), as torch's text().
+  const std::string text = text_value("recipe", "`train`");
+  EXPECT_EQ(hex(text), "0a0672656369706542110807120412020801420760747261696e604a080a060a0474657874");
+  // Event(wall_time=1.5, step=7, summary=Summary(value=[Value(tag="a", simple_value=1.0), that text]))
+  EXPECT_EQ(hex(summary_event(1.5, 7, {scalar_value({"a", 1.0f}), text})),
+            "09000000000000f83f10072a310a080a0161150000803f0a250a0672656369706542110807120412020801420760747261696e604a"
+            "080a060a0474657874");
+  // Value(tag="_hparams_/experiment", metadata=SummaryMetadata(plugin_data=PluginData(
+  // plugin_name="hparams", content=HParamsPluginData(version=0, experiment=Experiment(
+  // hparam_infos=[HParamInfo(name="lr", type=DATA_TYPE_FLOAT64), ("arch", DATA_TYPE_STRING),
+  // ("geometric_head", DATA_TYPE_BOOL)], metric_infos=[MetricInfo(name=MetricName(tag="val/loss")),
+  // (tag="eval/clean_games")])).SerializeToString()))), as torch's hparams() writes it.
+  const std::vector<HParam> hparams{{"lr", 0.5}, {"arch", std::string("mlp")}, {"geometric_head", true}};
+  EXPECT_EQ(hex(hparams_experiment_value(hparams, {"val/loss", "eval/clean_games"})),
+            "0a145f68706172616d735f2f6578706572696d656e744a590a570a0768706172616d73124c124a22060a026c72200322080a0461"
+            "726368200122120a0e67656f6d65747269635f6865616420022a0c0a0a120876616c2f6c6f73732a140a1212106576616c2f636c"
+            "65616e5f67616d6573");
+  // Value(tag="_hparams_/session_start_info", ... content=HParamsPluginData(session_start_info=
+  // SessionStartInfo(hparams={NAME: Value(...)}, start_time_secs=2.5))), one hparam of each type.
+  EXPECT_EQ(hex(hparams_session_start_value({{"lr", 0.5}}, 2.5)),
+            "0a1c5f68706172616d735f2f73657373696f6e5f73746172745f696e666f4a290a270a0768706172616d73121c1a1a0a0f0a026c"
+            "72120911000000000000e03f290000000000000440");
+  EXPECT_EQ(hex(hparams_session_start_value({{"arch", std::string("mlp")}}, 2.5)),
+            "0a1c5f68706172616d735f2f73657373696f6e5f73746172745f696e666f4a270a250a0768706172616d73121a1a180a0d0a0461"
+            "72636812051a036d6c70290000000000000440");
+  EXPECT_EQ(hex(hparams_session_start_value({{"geometric_head", true}}, 2.5)),
+            "0a1c5f68706172616d735f2f73657373696f6e5f73746172745f696e666f4a2e0a2c0a0768706172616d7312211a1f0a140a0e67"
+            "656f6d65747269635f6865616412022001290000000000000440");
+  EXPECT_EQ(hex(hparams_session_start_value({{"clip", false}}, 2.5)),  // a false bool is written, as the oneof's
+            "0a1c5f68706172616d735f2f73657373696f6e5f73746172745f696e666f4a240a220a0768706172616d7312171a150a0a0a0463"
+            "6c697012022000290000000000000440");
 }
 
 TEST(TensorBoard, EventStepsAreReadBack) {

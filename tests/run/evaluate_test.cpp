@@ -9,10 +9,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "compute/arithmetic.h"
 #include "data/dataset_reader.h"
 #include "encode/encode.h"
 #include "encode/inputs.h"
-#include "nn/board_conv.h"
+#include "kernels/kernels.h"
 #include "nn/model_file.h"
 #include "nn/models.h"
 #include "support/helpers.h"
@@ -142,7 +143,7 @@ TEST(Evaluate, InputsFromPositionsAreThoseOfTrainingRowsForEveryKind) {
     const size_t floats = size_t(encode::input_spec(kind).planes) * encode::PLANE_SIZE;
     std::vector<float> from_row(floats), from_position(floats);
     for (size_t r = 0; r < rows.size(); ++r) {
-      rows.expand_inputs(r, kind, from_row.data());
+      encode::write_inputs(kind, rows.state(r), from_row.data());
       encode::write_inputs(kind, encode::BoardState::of(positions[r]), from_position.data());
       ASSERT_EQ(from_row, from_position) << encode::input_spec(kind).name << " row " << r;
     }
@@ -233,7 +234,8 @@ TEST(EvaluateOptions, TheTableParsesRecordsAndValidates) {
   EXPECT_EQ(test::error_of([&] { run_evaluate(bad); }), "--batch-size 0 is not in 1..65536");
   bad.batch_size = 1;
   bad.games = 0;
-  EXPECT_EQ(test::error_of([&] { run_evaluate(bad); }), "nothing to do: give --data, --positions, --games, --adversary-games, --search or --fen");
+  EXPECT_EQ(test::error_of([&] { run_evaluate(bad); }),
+            "nothing to do: give --data, --positions, --games, --adversary-games, --search or --fen");
 }
 
 }  // namespace

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "chess/notation.h"
+#include "pgn/pgn_reader.h"
 #include "run/gen_moves/perft.h"
 #include "run/gen_moves/positions.h"
-#include "pgn/pgn_reader.h"
 #include "support/helpers.h"
 #include "util/error.h"
 
@@ -257,19 +257,25 @@ TEST(GenMoves, ReportJsonAndSummaryComeFromTheReport) {
   o.shard = 1;
   o.num_shards = 3;
   GenMovesReport r;
+  r.options = o;
   r.first_game = 30;
   r.games = 30;
   r.plies = 600;
   r.endings[int(chess::Termination::CHECKMATE)] = 10;
   r.endings[MAX_PLIES_ENDING] = 20;
   r.seconds = 2;
-  const nlohmann::ordered_json j = report_json(o, r);
+  const nlohmann::ordered_json j = r.json();
+  std::vector<std::string> keys;  // the options through the table's record(), in report.json's order
+  for (const auto& [key, value] : j.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"tool", "version", "command_line", "seed", "start", "games_in_run", "shard",
+                                            "num_shards", "first_game", "games", "plies", "mean_plies", "endings",
+                                            "seconds", "games_per_second", "plies_per_second"}));
   EXPECT_EQ(j["games_in_run"], 90);
   EXPECT_EQ(j["first_game"], 30);
   EXPECT_EQ(j["endings"]["max plies"], 20);
   EXPECT_DOUBLE_EQ(j["plies_per_second"].get<double>(), 300.0);
   testing::internal::CaptureStderr();
-  print_summary(r);
+  r.print();
   EXPECT_EQ(testing::internal::GetCapturedStderr(),
             "gen_moves: 30 games, 600 plies, 20.0 plies/game, 2.00 s, 15 games/s, 300 plies/s\n"
             "  checkmate                        10  33.33%\n"

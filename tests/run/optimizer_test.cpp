@@ -9,9 +9,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "nn/device.h"
+#include "compute/device.h"
+#include "nn/forward.h"
 #include "nn/models.h"
-#include "nn/precision.h"
 #include "run/train/optimizer.h"
 
 namespace legalnet::run {
@@ -49,8 +49,8 @@ std::vector<torch::Tensor> run(Options options, int steps, const RunSetup& how) 
   for (int s = 0; s < steps; ++s) {
     optimizer.zero_grad();
     for (size_t i = 0; i + 1 < params.size(); ++i)
-      params[i].mutable_grad() = torch::randn(params[i].sizes()).to(how.device).contiguous(
-          params[i].suggest_memory_format());
+      params[i].mutable_grad() =
+          torch::randn(params[i].sizes()).to(how.device).contiguous(params[i].suggest_memory_format());
     if (how.nchw_gradient) params[0].mutable_grad() = params[0].grad().contiguous();
     optimizer.step();
     if (s == 2 && how.jump_to > 0)
@@ -79,8 +79,8 @@ void compare(const char* name, Options options, const RunSetup& how = {}) {
   ASSERT_EQ(fused.size(), reference.size());
   double worst = 0;
   for (size_t i = 0; i < fused.size(); ++i) {
-    const double error = (fused[i] - reference[i]).abs().max().item<double>() /
-                         std::max(1e-12, reference[i].abs().max().item<double>());
+    const double error =
+        (fused[i] - reference[i]).abs().max().item<double>() / std::max(1e-12, reference[i].abs().max().item<double>());
     EXPECT_LT(error, 1e-5) << name << ", result " << i;
     worst = std::max(worst, error);
   }
@@ -100,9 +100,8 @@ TEST(Optimizer, FusedAdamWStepsAsTorchsAdamW) {
 }
 
 TEST(Optimizer, AGradientInAnotherLayoutStepsAsTorchsAdam) {
-  compare<FusedAdam<torch::optim::Adam>, torch::optim::Adam>("Adam, an NCHW gradient",
-                                                             torch::optim::AdamOptions(1e-2).weight_decay(1e-2),
-                                                             {.nchw_gradient = true});
+  compare<FusedAdam<torch::optim::Adam>, torch::optim::Adam>(
+      "Adam, an NCHW gradient", torch::optim::AdamOptions(1e-2).weight_decay(1e-2), {.nchw_gradient = true});
 }
 
 TEST(Optimizer, AStepSetFromOutsideIsTheOneTheKernelUses) {
@@ -114,26 +113,26 @@ TEST(Optimizer, AStepSetFromOutsideIsTheOneTheKernelUses) {
 TEST(Optimizer, FusedAdamOnCudaStepsAsTorchsAdam) {
   if (!nn::pick_device("auto").is_cuda()) GTEST_SKIP() << "no CUDA device";
   const RunSetup on_cuda{.device = torch::Device(torch::kCUDA)};
-  compare<FusedAdam<torch::optim::Adam>, torch::optim::Adam>("Adam on CUDA",
-                                                             torch::optim::AdamOptions(1e-2).weight_decay(1e-2), on_cuda);
+  compare<FusedAdam<torch::optim::Adam>, torch::optim::Adam>(
+      "Adam on CUDA", torch::optim::AdamOptions(1e-2).weight_decay(1e-2), on_cuda);
   compare<FusedAdam<torch::optim::AdamW>, torch::optim::AdamW>(
       "AdamW on CUDA", torch::optim::AdamWOptions(1e-2).weight_decay(1e-2), on_cuda);
-  compare<FusedAdam<torch::optim::Adam>, torch::optim::Adam>(
-      "Adam on CUDA, a step jumped to 1000", torch::optim::AdamOptions(1e-2),
-      {.device = torch::Device(torch::kCUDA), .jump_to = 1000});
+  compare<FusedAdam<torch::optim::Adam>, torch::optim::Adam>("Adam on CUDA, a step jumped to 1000",
+                                                             torch::optim::AdamOptions(1e-2),
+                                                             {.device = torch::Device(torch::kCUDA), .jump_to = 1000});
 }
 
 TEST(Optimizer, TheDefaultNetStepsThroughTheFusedKernel) {
   // The resnet as train makes it (channels-last on a CPU, the board kernels' own gradients): every
   // parameter's gradient in its layout, so the step is the fused one, not the fallback.
   nn::ModelConfig config;
-  config.policy_head = "pairs";
+  config.policy_head = nn::PolicyHead::PAIRS;
   auto net = nn::make_model(config.resolved());
   nn::choose_memory_format(*net);
   net->use_kernels(nn::Kernels::BOARD);
   FusedAdam<torch::optim::Adam> optimizer(net->parameters(), torch::optim::AdamOptions(1e-3));
-  const auto planes = torch::rand({4, config.resolved().input_planes(), 8, 8}).round().contiguous(
-      torch::MemoryFormat::ChannelsLast);
+  const auto planes =
+      torch::rand({4, config.resolved().input_planes(), 8, 8}).round().contiguous(torch::MemoryFormat::ChannelsLast);
   for (int step = 0; step < 2; ++step) {
     optimizer.zero_grad();
     net->forward_trained(planes).square().mean().backward();

@@ -78,7 +78,7 @@ TEST(Schedule, ReplansAreReadAndWrittenAsOptionsJsonHasThem) {
 
 TEST(Schedule, AReplanMustComeBeforeTheEndItMovesAndWithinTheEpochs) {
   check_replans(cosine(1000, {{400, 700}, {600, 2000}}), 2000);
-  EXPECT_THROW(check_replans(cosine(1000, {{1000, 1200}}), 2000), Error);      // the run has ended
+  EXPECT_THROW(check_replans(cosine(1000, {{1000, 1200}}), 2000), Error);            // the run has ended
   EXPECT_THROW(check_replans(cosine(1000, {{400, 700}, {700, 900}}), 2000), Error);  // the first re-plan's end
   try {
     check_replans(cosine(1000, {{400, 2001}}), 2000);
@@ -95,8 +95,8 @@ TEST(TimeBudget, APaceCheckMovesTheEndOnlyWhereTheBudgetIsMissedByMoreThanItsTol
   EXPECT_EQ(budget_check_interval(13582), 679);
   EXPECT_EQ(budget_check_interval(10), 1);
   EXPECT_EQ(steps_at_pace(1200, 40, 400, 0.1, 25000), 400 + 11000);  // 1140 - 40 s left, 10 steps a second
-  EXPECT_EQ(steps_at_pace(1200, 100, 1000, 0.1, 5000), 5000);         // the options' steps cap it
-  EXPECT_EQ(steps_at_pace(1200, 1300, 1000, 0.1, 5000), 1001);        // the budget is spent: one more step
+  EXPECT_EQ(steps_at_pace(1200, 100, 1000, 0.1, 5000), 5000);        // the options' steps cap it
+  EXPECT_EQ(steps_at_pace(1200, 1300, 1000, 0.1, 5000), 1001);       // the budget is spent: one more step
   EXPECT_EQ(steps_at_pace(1200, 0, 0, 0, 5000), 1);
   const Schedule plan = cosine(13582);
   EXPECT_EQ(replan_for_pace(plan, 1358, 10163), (Replan{1358, 10163}));  // 25% slower than probed

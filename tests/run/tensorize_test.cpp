@@ -147,6 +147,7 @@ TEST(TensorizeReport, JsonAndSummaryComeFromTheReport) {
   o.dedupe = true;
   o.max_positions = 7;
   TensorizeReport r;
+  r.options = o;
   r.games_read = 4;
   r.games = 3;
   r.positions = 6;
@@ -158,12 +159,19 @@ TEST(TensorizeReport, JsonAndSummaryComeFromTheReport) {
   r.output_positions = {6};
   r.bytes = 600;
   r.seconds = 2;
-  const nlohmann::ordered_json j = report_json(o, r);
+  const nlohmann::ordered_json j = r.json();
+  std::vector<std::string> keys;  // the options through the table's record(), in report.json's order
+  for (const auto& [key, value] : j.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"tool", "version", "command_line", "pgn_files", "games_read", "games_kept",
+                                            "games_skipped", "skipped_by_reason", "games_with_notes", "positions",
+                                            "duplicate_positions_dropped", "stopped_at_max_positions", "outputs",
+                                            "bytes", "seconds", "positions_per_second"}));
+  EXPECT_EQ(j["pgn_files"][0], "a.pgn");
   EXPECT_EQ(j["games_kept"], 3);
   EXPECT_EQ(j["outputs"][0]["positions"], 6);
   EXPECT_DOUBLE_EQ(j["positions_per_second"].get<double>(), 3.0);
   testing::internal::CaptureStderr();
-  print_summary(o, r);
+  r.print();
   EXPECT_EQ(testing::internal::GetCapturedStderr(),
             "tensorize: 3 games, 6 positions, 1 skipped games, 2.00 s, 3 positions/s, 100.0 bytes/position\n"
             "  4 games read: 3 kept, 1 skipped\n"

@@ -16,10 +16,11 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/board_wgrad_bf16.h"
+#include "compute/arithmetic.h"
+#include "data/dataset_reader.h"
+#include "kernels/board_wgrad_bf16.h"
+#include "kernels/tile_gemm.h"
 #include "nn/model_file.h"
-#include "nn/precision.h"
-#include "nn/tile_gemm.h"
 #include "run/train/run_train.h"
 #include "run/train/schedule.h"
 #include "run/train/time_budget.h"
@@ -113,6 +114,23 @@ TEST(Train, AutoPrecisionTrainsAResnetOnTheBoardKernelsInFp32) {
   // options.json's kernels: what ran; an MLP has no convolution for the board kernels to run.
   std::ifstream in(dir + "/mlp/options.json");
   EXPECT_EQ(nlohmann::json::parse(in).at("kernels"), "torch");
+}
+
+// Each dataset is opened once before step 1, in memory and in stream mode alike, with and without
+// --val: its identity in options.json, the data plan and the loaders read the same readers.
+TEST(Train, OpensEachDatasetOnce) {
+  const std::string dir = test::temp_dir("opens");
+  for (const DataMode mode : {DataMode::MEMORY, DataMode::STREAM})
+    for (const bool val : {false, true}) {
+      TrainOptions o = tiny_run(dir + "/" + choice_of(DATA_MODES, mode).name + (val ? "-val" : ""));
+      o.data_mode = mode;
+      if (val) o.val = {tiny_dataset()};
+      o.max_steps = 2;
+      const uint64_t before = data::DatasetReader::opened();
+      run_train(o);
+      EXPECT_EQ(data::DatasetReader::opened() - before, o.data.size() + o.val.size())
+          << choice_of(DATA_MODES, mode).name << (val ? " with --val" : "");
+    }
 }
 
 // --time-budget fixes the step count from a measured rate, records it as max_steps (and any
@@ -222,8 +240,9 @@ TEST(Train, AReplanMovesTheRunsEndAndOptionsJsonRecordsIt) {
   refused(o, "--replan '4:x': '4:x' is not AT:STEPS (two counts, as options.json's replan has them)");
   o.replan = "4:9";
   o.time_budget = 1;
-  refused(o, "--replan with --time-budget: the budget makes its own re-plans (give --max-steps and --replan alone to "
-             "rerun a budgeted run)");
+  refused(o,
+          "--replan with --time-budget: the budget makes its own re-plans (give --max-steps and --replan alone to "
+          "rerun a budgeted run)");
 }
 
 // A budget's overrun is said with the run's rate and the probe's; a run within its budget, or
@@ -455,20 +474,20 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
   EXPECT_EQ(data[1].option, "--val");
 }
 
-// validate() for a struct filled without the parser: the table's ranges, and the options a
+// check_train_options() for a struct filled without the parser: the table's ranges, and the options a
 // run cannot go without, each one line naming the option.
 TEST(TrainTable, ValidateNamesTheOptionOutOfItsRange) {
   TrainOptions o = tiny_run("/nonexistent/run");
-  EXPECT_NO_THROW(validate(o));
+  EXPECT_NO_THROW(check_train_options(o));
   o.batch_size = 0;
-  EXPECT_EQ(test::error_of([&] { validate(o); }), "--batch-size 0 is not in 1..1.04858e+06");
+  EXPECT_EQ(test::error_of([&] { check_train_options(o); }), "--batch-size 0 is not in 1..1.04858e+06");
   o = tiny_run("/nonexistent/run");
   o.lr = std::nan("");
-  EXPECT_EQ(test::error_of([&] { validate(o); }), "--lr nan is not in 0..100");
+  EXPECT_EQ(test::error_of([&] { check_train_options(o); }), "--lr nan is not in 0..100");
   o = tiny_run("");
-  EXPECT_EQ(test::error_of([&] { validate(o); }), "no run folder: give --out runs/NAME");
+  EXPECT_EQ(test::error_of([&] { check_train_options(o); }), "no run folder: give --out runs/NAME");
   o.data.clear();
-  EXPECT_EQ(test::error_of([&] { validate(o); }), "no training data: give --data FILE.h5");
+  EXPECT_EQ(test::error_of([&] { check_train_options(o); }), "no training data: give --data FILE.h5");
 }
 
 }  // namespace

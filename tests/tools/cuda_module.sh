@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cuda_module.sh BIN_DIR: CUDA's part of legalnet (liblegalnet_cuda.so, lib/nn/cuda_module.h) is
+# cuda_module.sh BIN_DIR: CUDA's part of legalnet (liblegalnet_cuda.so, lib/compute/cuda_module.h) is
 # loaded only where a run may use a GPU. --help and a CPU run never load libtorch_cuda; without
 # the NVIDIA driver neither does --device cuda, which names the missing driver. Where this
 # machine has no driver, the CUDA toolkit's stub libcuda.so (its cuInit fails with

@@ -17,17 +17,16 @@ namespace {
 using test::first_rows;
 using test::tiny_dataset;
 
-// Every row of the tiny dataset has `flag` set exactly where `expected` says of its position (the
-// move generator's, read back from the dataset), and some rows have it.
-void expect_flag_where(std::vector<uint8_t> CompactPositions::*flag,
-                       const std::function<bool(const chess::Position&)>& expected) {
+// Every row of the tiny dataset is in one of the situations of `mask` exactly where `expected`
+// says of its position (the move generator's, read back from the dataset), and some rows are.
+void expect_flag_where(uint32_t mask, const std::function<bool(const chess::Position&)>& expected) {
   const CompactPositions rows = first_rows(0);
   const data::DatasetReader reader(tiny_dataset());
   const auto positions = reader.read_board_positions(0, rows.size());
   size_t flagged = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
     const bool want = expected(positions[r]);
-    ASSERT_EQ(bool((rows.*flag)[r]), want) << positions[r].fen();
+    ASSERT_EQ((rows.situations[r] & mask) != 0, want) << positions[r].fen();
     flagged += want;
   }
   EXPECT_GT(flagged, 0u);
@@ -35,7 +34,7 @@ void expect_flag_where(std::vector<uint8_t> CompactPositions::*flag,
 
 // The rows flagged rare are those with a legal castling or en-passant move, by the move generator.
 TEST(TrainingData, RareRowsAreThoseWithALegalCastlingOrEnPassantMove) {
-  expect_flag_where(&CompactPositions::rare, [](const chess::Position& pos) {
+  expect_flag_where(1u << chess::SIT_CASTLING | 1u << chess::SIT_EN_PASSANT, [](const chess::Position& pos) {
     bool rare = false;
     for (chess::Move m : chess::MoveList(pos))
       rare |= m.kind() == chess::MoveKind::CASTLING || m.kind() == chess::MoveKind::EN_PASSANT;
@@ -47,7 +46,7 @@ TEST(TrainingData, RareRowsAreThoseWithALegalCastlingOrEnPassantMove) {
 // king and an opponent's slider, checked here by trying each piece off the board: it is pinned when
 // the king, with the piece lifted, would be attacked by a slider that did not attack it before.
 TEST(TrainingData, PinnedRowsAreThoseWithAPieceBetweenItsKingAndASlider) {
-  expect_flag_where(&CompactPositions::pinned, [](const chess::Position& pos) {
+  expect_flag_where(1u << chess::SIT_PINNED_PIECE, [](const chess::Position& pos) {
     const chess::Color us = pos.side_to_move(), them = chess::Color(us ^ 1);
     const chess::Square king = pos.king_square(us);
     const chess::Bitboard diagonal = pos.pieces(them, chess::BISHOP, chess::QUEEN),
@@ -65,9 +64,10 @@ TEST(TrainingData, PinnedRowsAreThoseWithAPieceBetweenItsKingAndASlider) {
 // A row counts as often as the largest of the weights it qualifies for.
 TEST(TrainingData, RowWeightsTakeTheLargestThatApplies) {
   CompactPositions rows;
-  rows.in_check = {1, 0, 0, 0, 1};
-  rows.rare = {1, 1, 0, 0, 0};
-  rows.pinned = {0, 0, 1, 0, 1};
+  using namespace chess;
+  constexpr uint16_t CHECK = 1 << SIT_IN_CHECK, CASTLE = 1 << SIT_CASTLING, EP = 1 << SIT_EN_PASSANT,
+                     PIN = 1 << SIT_PINNED_PIECE, OTHER = 1 << SIT_PROMOTION | 1 << WITH_LEGAL_MOVE;
+  rows.situations = {CHECK | CASTLE, EP, PIN | OTHER, OTHER, CHECK | PIN};
   const RowWeights w{4, 3, 2};
   EXPECT_EQ(w.copies(rows, 0), 4);
   EXPECT_EQ(w.copies(rows, 1), 3);

@@ -1,8 +1,8 @@
 // The bounded JSON reader (util/json.h) and the safetensors header it guards: deep nesting and
 // oversized text refused in one line before a parser builds anything, messages that quote a
 // value kept short and escaped. Torch-free, so the sanitizer build runs it.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -137,7 +137,8 @@ TEST(Safetensors, AFlippedByteInTheTensorsIsRefusedByItsChecksum) {
     nn::safetensors::Reader reader(path);
     ADD_FAILURE() << "a damaged file was read";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(path + ": the tensors do not match their checksum (legalnet_data_crc32 ", 0), 0u)
+    EXPECT_EQ(std::string(e.what()).rfind(path + ": the tensors do not match their checksum (legalnet_data_crc32 ", 0),
+              0u)
         << e.what();
   }
   std::remove(path.c_str());

@@ -41,7 +41,8 @@ const options::Table<Demo>& table() {
           R::choice(&Demo::colour, "--colour", "colour", COLOURS, "A colour").keep_on_resume(),
           R::flag(&Demo::loud, "--loud", "", "Not recorded"),
           R::flag(&Demo::head, "!--no-head", "head", "Sets false"),
-          R::value([](auto& d) -> auto& { return d.inner.width; }, "--width", "inner/width", "Nested")
+          R::value(
+              [](auto& d) -> auto& { return d.inner.width; }, "--width", "inner/width", "Nested")
               .int_range(0, 9)
               .inside_fact()
               .keep_on_resume(),

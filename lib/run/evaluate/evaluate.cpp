@@ -4,13 +4,14 @@
 #include <filesystem>
 
 #include "run/evaluate/dataset_pass.h"
-#include "run/model_card.h"
 #include "run/evaluate/gallery.h"
 #include "run/evaluate/games_pass.h"
 #include "run/evaluate/position_sets.h"
-#include "run/evaluate/search_pass.h"
 #include "run/evaluate/prediction.h"
+#include "run/evaluate/search_pass.h"
 #include "run/evaluate/shown_position.h"
+#include "run/evaluate/tensorboard_figures.h"
+#include "run/model_card.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/tool_main.h"
@@ -77,6 +78,8 @@ EvaluateReport run_evaluate(const EvaluateOptions& o) {
     out->write(model_card(figures["model"]["training"], &figures));
     outputs.add(std::move(out));
   }
+  // A run folder's model: its figures at the model's step in the run's TensorBoard events.
+  add_tensorboard_figures(report, outputs);
   flush_stdout();  // the table reached its reader, or no output takes its name
   // Every output is complete: only now does any of them take its name.
   outputs.commit();

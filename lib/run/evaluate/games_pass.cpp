@@ -23,11 +23,9 @@ eval::GamesSummary play_evaluation_games(const EvaluatedNet& net, const Evaluate
                                           const float* probs) {
     gallery.add_illegal_pick(pos, index, probs, fmt::format("game {} vs {}, ply {}", game + 1, against, ply + 1));
   };
-  return eval::play_games(
-      [&](const std::vector<const chess::Position*>& positions, std::vector<float>& probs) {
-        probs = net.predict(positions);
-      },
-      g);
+  return eval::play_games([&](const std::vector<const chess::Position*>& positions,
+                              std::vector<float>& probs) { probs = net.predict(positions); },
+                          g);
 }
 
 }  // namespace legalnet::run

@@ -57,8 +57,7 @@ std::vector<options::Row<EvaluateOptions>> work_rows() {
                "and these figures) to this file, e.g. runs/NAME/MODEL_CARD.md"),
       R::value(&O::fen, "--fen", "", "Show the model's view of this position ('startpos' allowed)"),
       R::value(&O::top_k, "--top-k", "", "Moves listed (and drawn) for --fen").int_range(1, 4096).show_default(),
-      R::value(&O::picture, "--picture", "",
-               "Draw --fen with arrows and heat maps (.svg, or .png via rsvg-convert)"),
+      R::value(&O::picture, "--picture", "", "Draw --fen with arrows and heat maps (.svg, or .png via rsvg-convert)"),
       R::value(&O::gallery, "--gallery", "",
                "Folder for boards of the model's mistakes: the held-out positions with the most illegal mass, "
                "and the illegal picks in games by reason (one .svg a group; the FENs are in the report)"),
@@ -82,6 +81,11 @@ std::vector<options::Row<EvaluateOptions>> all_rows() {
 }
 
 }  // namespace
+
+const char* const EVALUATE_ABOUT =
+    "evaluate: measures a model written by train on a held-out dataset (BCE, precision/recall/F1, exact sets,\n"
+    "errors by kind of move and position) and in games against a random mover or itself (plies before\n"
+    "the first illegal move, counted as the predecessor did). Prints a table; --report writes JSON.";
 
 const options::Table<EvaluateOptions>& evaluate_options() {
   static const options::Table<EvaluateOptions> table{"evaluate", all_rows()};

@@ -14,8 +14,7 @@ double sampled_pick_uniform(uint64_t seed, uint64_t row) {
   return rng.uniform();
 }
 
-eval::SituationCard evaluate_position_set(const EvaluatedNet& net, const std::string& path,
-                                          const EvaluateOptions& o) {
+eval::SituationCard evaluate_position_set(const EvaluatedNet& net, const std::string& path, const EvaluateOptions& o) {
   const std::vector<std::string> fens = read_position_list(path);
   const size_t batch = size_t(o.batch_size);
   eval::SituationCard card;

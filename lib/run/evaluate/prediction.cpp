@@ -1,16 +1,16 @@
 #include "run/evaluate/prediction.h"
 
+#include "compute/arithmetic.h"
+#include "compute/device.h"
 #include "encode/inputs.h"
-#include "nn/board_conv.h"
-#include "nn/device.h"
+#include "nn/forward.h"
 #include "nn/predict.h"
 #include "run/training_record.h"
 #include "util/json.h"
 
 namespace legalnet::run {
 
-std::vector<float> EvaluatedNet::predict(const std::vector<const chess::Position*>& positions,
-                                         double* bce_sum) const {
+std::vector<float> EvaluatedNet::predict(const std::vector<const chess::Position*>& positions, double* bce_sum) const {
   return nn::predict(model, positions, device, precision, bce_sum);
 }
 
@@ -28,8 +28,8 @@ EvaluatedNet load_evaluated_net(const EvaluateOptions& o, int threads) {
   nn::keep_freed_memory();
   net.model = nn::load_model(o.model, net.device);
   // As train resolves them: the board kernels' forward is what its validation passes run.
-  const nn::Arithmetic arithmetic =
-      nn::resolve_arithmetic(o.compute_precision, o.kernels, net.model.config.kind, net.device);
+  const nn::Arithmetic arithmetic = nn::resolve_arithmetic(
+      o.compute_precision, o.kernels, nn::model_spec(net.model.config.kind).board_convolutions, net.device);
   net.precision = arithmetic.precision;
   net.kernels = arithmetic.kernels;
   nn::configure_for_speed(net.device, net.precision);

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "chess/position.h"
-#include "nn/kernels_choice.h"
+#include "compute/arithmetic.h"
+#include "compute/choices.h"
 #include "nn/model_file.h"
-#include "nn/precision.h"
 #include "run/evaluate/options.h"
 #include "run/evaluate/report.h"
 

@@ -3,6 +3,7 @@
 #include "run/evaluate/report.h"
 
 #include "encode/encode.h"
+#include "run/report_file.h"
 #include "util/provenance.h"
 #include "util/stats.h"
 
@@ -16,7 +17,8 @@ using nlohmann::ordered_json;
 ordered_json pair_json(std::pair<double, double> p) { return {p.first, p.second}; }
 
 ordered_json counts_json(const Counts& c) {
-  return {{"recall", c.recall()}, {"precision", c.precision()}, {"legal_moves", c.legal()}, {"predicted", c.predicted()}};
+  return {
+      {"recall", c.recall()}, {"precision", c.precision()}, {"legal_moves", c.legal()}, {"predicted", c.predicted()}};
 }
 
 // A card as JSON, a member a situation with its counts, rates and 95% intervals.
@@ -146,7 +148,8 @@ ordered_json search_json(const eval::SearchSummary& s, int budget) {
   ordered_json breaks = ordered_json::array();
   for (const auto& x : s.starts)
     if (x.broken && breaks.size() < 20)
-      breaks.push_back({{"start", x.start}, {"found", x.worst}, {"evaluations", x.evaluations}, {"margin", x.worst_margin}});
+      breaks.push_back(
+          {{"start", x.start}, {"found", x.worst}, {"evaluations", x.evaluations}, {"margin", x.worst_margin}});
   j["breaks"] = breaks;  // the first 20, to reproduce
   j["seconds"] = s.seconds;
   return j;
@@ -231,8 +234,6 @@ ordered_json EvaluateReport::json() const {
   return report;
 }
 
-std::string EvaluateReport::json_text(const ordered_json& report) {
-  return report.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
-}
+std::string EvaluateReport::json_text(const ordered_json& report) { return report_text(report); }
 
 }  // namespace legalnet::run

@@ -22,13 +22,14 @@ std::string percent(const Proportion& p, int digits) { return percent(p.value(),
 std::string rows_measured(const DatasetFigures& d, const std::vector<std::string>& data) {
   const uint64_t n = d.anatomy.positions, all = d.rows_in_data;
   const std::string of = data.size() == 1 ? printable(data[0]) : fmt::format("{} --data files", data.size());
-  return n == all ? fmt::format("all {} rows of {}", all, of) : fmt::format("the first {} of {} rows of {}", n, all, of);
+  return n == all ? fmt::format("all {} rows of {}", all, of)
+                  : fmt::format("the first {} of {} rows of {}", n, all, of);
 }
 
 void print_situation_card(const std::string& title, const eval::SituationCard& card) {
   fmt::print("\n{}\n", title);
-  fmt::print("  {:<36} {:>9} {:>22} {:>10} {:>22}\n", "situation", "positions", "exact sets (95%)",
-             "illegal mass", "sampled illegal (95%)");
+  fmt::print("  {:<36} {:>9} {:>22} {:>10} {:>22}\n", "situation", "positions", "exact sets (95%)", "illegal mass",
+             "sampled illegal (95%)");
   auto pct = [](const Proportion& p, int digits) {
     const auto [low, high] = p.interval();
     return fmt::format("{:.{}f}% ({:.{}f}-{:.{}f})", 100 * p.value(), digits, 100 * low, digits, 100 * high, digits);

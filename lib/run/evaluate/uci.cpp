@@ -5,8 +5,8 @@
 
 #include <iostream>
 
+#include "compute/device.h"
 #include "eval/uci.h"
-#include "nn/device.h"
 #include "run/evaluate/prediction.h"
 #include "util/error.h"
 #include "util/provenance.h"
@@ -18,16 +18,19 @@ int run_uci(const EvaluateOptions& o) {
   if (o.model.empty()) throw Error("no model: give --model runs/NAME/model.safetensors");
   evaluate_options().validate(o);
   std::vector<std::string> others;  // the options of evaluate's other work
-  for (const auto& [name, given] : {std::pair{"--data", !o.data.empty()}, {"--positions", !o.positions.empty()},
+  for (const auto& [name, given] : {std::pair{"--data", !o.data.empty()},
+                                    {"--positions", !o.positions.empty()},
                                     {"--games", o.games > 0},
-                                    {"--fen", !o.fen.empty()}, {"--report", !o.report.empty()},
-                                    {"--picture", !o.picture.empty()}, {"--gallery", !o.gallery.empty()}})
+                                    {"--fen", !o.fen.empty()},
+                                    {"--report", !o.report.empty()},
+                                    {"--picture", !o.picture.empty()},
+                                    {"--gallery", !o.gallery.empty()}})
     if (given) others.push_back(name);
   if (!others.empty())
     throw Error(fmt::format("--uci answers on stdin and stdout; it takes no {}", fmt::join(others, ", ")));
   if (o.seed > eval::UCI_MAX_SEED)
-    throw Error(fmt::format("--seed {} is above {}, the largest value of the UCI option Seed", o.seed,
-                            eval::UCI_MAX_SEED));
+    throw Error(
+        fmt::format("--seed {} is above {}, the largest value of the UCI option Seed", o.seed, eval::UCI_MAX_SEED));
   // One thread by default: a single position is too small a forward pass to share, and match
   // runners play several engines at once.
   const int threads = o.threads > 0 ? o.threads : 1;

@@ -1,7 +1,5 @@
 #include "run/gen_moves/gen_moves.h"
 
-#include <fmt/core.h>
-
 #include <deque>
 #include <future>
 #include <memory>
@@ -11,7 +9,6 @@
 #include "pgn/pgn_writer.h"
 #include "run/report_file.h"
 #include "util/console.h"
-#include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
 #include "util/thread_pool.h"
@@ -62,12 +59,9 @@ PlayedBatch play_batch(const GenMovesOptions& options, const GameStarts& starts,
   return batch;
 }
 
-// The options' ranges, the shard, and every output writable with what its JSON will hold as
-// text: found now, not after the games.
-void check_options(const GenMovesOptions& o) {
-  gen_moves_options().validate(o);
-  if (o.shard < 0 || o.shard >= o.num_shards)
-    throw Error(fmt::format("--shard {} is not in 0..{}", o.shard, o.num_shards - 1));
+// Every output writable, none an input, with what its JSON will hold as text: found now, not
+// after the games.
+void check_outputs(const GenMovesOptions& o) {
   std::vector<NamedPath> inputs;
   if (!GameStarts::is_keyword(o.start)) inputs.push_back({"--start", o.start});
   check_outputs_are_not_inputs({{"--out", o.out}, {"--report", o.report}}, inputs);
@@ -110,14 +104,16 @@ void play_games(const GenMovesOptions& o, const GameStarts& starts, OutputFile& 
 }  // namespace
 
 GenMovesReport run_gen_moves(const GenMovesOptions& options) {
-  check_options(options);
+  check_gen_moves_options(options);
+  check_outputs(options);
   const GameStarts starts(options.start, options.start_fen);
   OutputFile out(options.out);
   GenMovesReport report;
+  report.options = options;
   play_games(options, starts, out, report);
-  if (!options.quiet) print_summary(report);
+  if (!options.quiet) report.print();
   std::unique_ptr<OutputFile> json;
-  if (!options.report.empty()) json = finished_report(options.report, report_json(options, report));
+  if (!options.report.empty()) json = finished_report(options.report, report.json());
   // Both complete: only now does either take its name.
   out.commit();
   if (json) json->commit();

@@ -1,6 +1,10 @@
 #include "run/gen_moves/options.h"
 
+#include <fmt/core.h>
+
+#include "games/material_class.h"
 #include "run/threads_option.h"
+#include "util/error.h"
 
 namespace legalnet::run {
 
@@ -21,10 +25,10 @@ const options::Table<GenMovesOptions>& gen_moves_options() {
           R::value(&O::games, "--games,-n", "", "Number of games in the whole run")
               .range(0, options::MAX_COUNT)
               .show_default(),
-          R::value(&O::seed, "--seed,-s", "", "Random seed").show_default(),
+          R::value(&O::seed, "--seed,-s", "seed", "Random seed").show_default(),
           R::value(&O::out, "--out,-o", "", "Output PGN ('-' for stdout; .gz or .zst compress)").show_default(),
           threads_option(&O::threads, "Worker threads"),
-          R::value(&O::start, "--start", "",
+          R::value(&O::start, "--start", "start",
                    "Where games start: random (the standard position, or --start-fen), placement (a random legal "
                    "placement of material per game: castling and en-passant rights where it allows them), sparse "
                    "(the two kings and one to three more pieces, placed at random), edited (a random game's position "
@@ -35,11 +39,16 @@ const options::Table<GenMovesOptions>& gen_moves_options() {
           R::value(&O::max_plies, "--max-plies", "", "Stop a game after this many plies (Result '*'); 0: no limit")
               .show_default()
               .int_range(0, 100000),
-          // Its range depends on --num-shards: run_gen_moves checks it.
-          R::value(&O::shard, "--shard", "",
+          // report.json records --games here, after "start", as "games_in_run" (its "games" is the
+          // shard's count): a fact the report gives.
+          R::fact("games_in_run"),
+          // Its range depends on --num-shards: check_gen_moves_options checks it.
+          R::value(&O::shard, "--shard", "shard",
                    "Make only shard K (0-based) of --num-shards; default from "
                    "SLURM_ARRAY_TASK_ID when SLURM_ARRAY_TASK_COUNT is set"),
-          R::value(&O::num_shards, "--num-shards", "", "Number of shards").show_default().int_range(1, 1000000),
+          R::value(&O::num_shards, "--num-shards", "num_shards", "Number of shards")
+              .show_default()
+              .int_range(1, 1000000),
           R::flag(&O::quiet, "--quiet,-q", "", "No progress line and no summary"),
           R::value(&O::report, "--report", "", "Also write the summary as JSON to this file"),
           R::alias("--stats-json", "--report"),
@@ -85,6 +94,24 @@ const options::Table<GenPositionsOptions>& gen_positions_options() {
           R::value(&O::out, "--out,-o", "", "Output FEN list ('-' for stdout; .gz or .zst compress)").show_default(),
       }};
   return table;
+}
+
+void check_gen_moves_options(const GenMovesOptions& o) {
+  gen_moves_options().validate(o);
+  if (o.shard < 0 || o.shard >= o.num_shards)
+    throw Error(fmt::format("--shard {} is not in 0..{}", o.shard, o.num_shards - 1));
+}
+
+void check_perft_options(const PerftOptions& o) { perft_options().validate(o); }
+
+void check_gen_positions_options(const GenPositionsOptions& o) {
+  gen_positions_options().validate(o);  // --depth at most 5: the trees grow about 30-fold a ply
+  if (o.start == "placement" && o.count == 0) throw Error("--start placement needs --count (how many placements)");
+  if (o.start != "placement" && o.start != "exhaustive" && o.count != 0)
+    throw Error("--count goes with --start placement or exhaustive only");
+  if ((o.start == "exhaustive") != !o.material.empty())
+    throw Error("--material goes with --start exhaustive, and it needs one");
+  if (o.start == "exhaustive") (void)material_classes(o.material);  // a bad spec before any work
 }
 
 }  // namespace legalnet::run

@@ -1,5 +1,6 @@
 // gen_moves's options: the tool's and those of its subcommands perft and positions, each
-// declared once in a table (util/option_table.h) from which the parser, --help and validate() read.
+// declared once in a table (util/option_table.h) from which the parser, --help, validate() and
+// report.json's options (record()) read; beside each table its --help text and its checks.
 #pragma once
 
 #include <cstdint>
@@ -46,8 +47,17 @@ extern const char* const GEN_MOVES_ABOUT;
 extern const char* const PERFT_ABOUT;
 extern const char* const GEN_POSITIONS_ABOUT;
 
+// The tables, in --help's order. gen_moves_options().record() gives the options report.json
+// records, given the fact "games_in_run" (--games).
 const options::Table<GenMovesOptions>& gen_moves_options();
 const options::Table<PerftOptions>& perft_options();
 const options::Table<GenPositionsOptions>& gen_positions_options();
+
+// The checks of a run's options, the tables' ranges (validate()) and those across options (the
+// shard, the sets' --count and --material), before any work: throw legalnet::Error naming the
+// option. The outputs are checked by the runs.
+void check_gen_moves_options(const GenMovesOptions& options);
+void check_perft_options(const PerftOptions& options);
+void check_gen_positions_options(const GenPositionsOptions& options);
 
 }  // namespace legalnet::run

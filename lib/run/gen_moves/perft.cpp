@@ -11,7 +11,7 @@
 namespace legalnet::run {
 
 uint64_t run_perft(const PerftOptions& o) {
-  perft_options().validate(o);
+  check_perft_options(o);
   std::string dropped;  // void castling rights are dropped, as python-chess and Stockfish read them
   chess::Position pos(o.fen == "startpos" ? chess::START_FEN : std::string_view(o.fen), &dropped);
   if (!dropped.empty()) say("gen_moves: note: {}\n", chess::castling_dropped_note(dropped));

@@ -77,12 +77,7 @@ struct Tree {
 }  // namespace
 
 uint64_t run_gen_positions(const GenPositionsOptions& o) {
-  gen_positions_options().validate(o);  // --depth at most 5: the trees grow about 30-fold a ply
-  if (o.start == "placement" && o.count == 0) throw Error("--start placement needs --count (how many placements)");
-  if (o.start != "placement" && o.start != "exhaustive" && o.count != 0)
-    throw Error("--count goes with --start placement or exhaustive only");
-  if ((o.start == "exhaustive") != !o.material.empty()) throw Error("--material goes with --start exhaustive, and it needs one");
-  if (o.start == "exhaustive") (void)material_classes(o.material);  // a bad spec before any work
+  check_gen_positions_options(o);
   check_output_writable({"--out", o.out});
   const bool list = o.start != "placement" && o.start != "perft" && o.start != "startpos" && o.start != "exhaustive";
   check_outputs_are_not_inputs({{"--out", o.out}},

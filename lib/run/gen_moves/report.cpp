@@ -19,13 +19,11 @@ std::string_view ending_name(int i) {
   return i == MAX_PLIES_ENDING ? std::string_view("max plies") : chess::termination_name(chess::Termination(i));
 }
 
-nlohmann::ordered_json report_json(const GenMovesOptions& o, const GenMovesReport& r) {
-  nlohmann::ordered_json j = provenance_json("gen_moves", o.command_line);
-  j["seed"] = o.seed;
-  j["start"] = o.start;
-  j["games_in_run"] = o.games;
-  j["shard"] = o.shard;
-  j["num_shards"] = o.num_shards;
+nlohmann::ordered_json GenMovesReport::json() const {
+  const GenMovesReport& r = *this;
+  nlohmann::ordered_json j = provenance_json("gen_moves", options.command_line);
+  const nlohmann::ordered_json recorded = gen_moves_options().record(options, {{"games_in_run", options.games}});
+  for (const auto& [key, value] : recorded.items()) j[key] = value;
   j["first_game"] = r.first_game;
   j["games"] = r.games;
   j["plies"] = r.plies;
@@ -39,7 +37,8 @@ nlohmann::ordered_json report_json(const GenMovesOptions& o, const GenMovesRepor
   return j;
 }
 
-void print_summary(const GenMovesReport& r) {
+void GenMovesReport::print() const {
+  const GenMovesReport& r = *this;
   const double secs = std::max(r.seconds, 1e-9);
   say("gen_moves: {} games, {} plies, {:.1f} plies/game, {:.2f} s, {} games/s, {} plies/s\n", r.games, r.plies,
       r.games ? double(r.plies) / double(r.games) : 0.0, r.seconds, human_count(double(r.games) / secs),

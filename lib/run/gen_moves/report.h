@@ -1,5 +1,5 @@
-// What a gen_moves run made: the counts from which both --report's JSON and the terminal
-// summary are printed.
+// What a gen_moves run made: the options and the counts from which both --report's JSON (json())
+// and the terminal summary (print()) are written.
 #pragma once
 
 #include <array>
@@ -17,6 +17,7 @@ namespace legalnet::run {
 inline constexpr int MAX_PLIES_ENDING = chess::TERMINATION_NB;
 
 struct GenMovesReport {
+  GenMovesOptions options;  // the run's (a batch's counts leave them default)
   uint64_t first_game = 0;  // the shard's first game index
   uint64_t games = 0;
   uint64_t plies = 0;
@@ -24,14 +25,15 @@ struct GenMovesReport {
   double seconds = 0;
   // Adds a batch's counts.
   void add(const GenMovesReport& batch);
+
+  // --report's JSON: provenance, the run's options (gen_moves_options().record()), the counts and
+  // the rates.
+  nlohmann::ordered_json json() const;
+  // The terminal summary on stderr: one line of counts and rates, then the endings that occurred.
+  void print() const;
 };
 
 // Name of ending index i of GenMovesReport::endings.
 std::string_view ending_name(int i);
-
-// --report's JSON: provenance, the run's options, the counts and the rates.
-nlohmann::ordered_json report_json(const GenMovesOptions& options, const GenMovesReport& report);
-// The terminal summary: one line of counts and rates, then the endings that occurred.
-void print_summary(const GenMovesReport& report);
 
 }  // namespace legalnet::run

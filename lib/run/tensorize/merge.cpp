@@ -1,13 +1,12 @@
 #include "run/tensorize/merge.h"
 
+#include "run/tensorize/options.h"
 #include "util/console.h"
-#include "util/error.h"
 
 namespace legalnet::run {
 
 data::MergeSummary run_merge(const data::MergeOptions& o, bool quiet) {
-  if (o.shards.empty()) throw Error("merge: no input datasets");
-  if (o.out.empty()) throw Error("merge: no output: give --out FILE.h5");
+  check_merge_options(o);
   const data::MergeSummary summary = data::merge_datasets(o);
   if (!quiet)
     say("tensorize merge: {} games, {} positions from {} shards into {}\n", summary.games, summary.positions,

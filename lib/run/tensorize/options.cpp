@@ -1,6 +1,9 @@
 #include "run/tensorize/options.h"
 
+#include <cmath>
+
 #include "run/threads_option.h"
+#include "util/error.h"
 
 namespace legalnet::run {
 
@@ -19,7 +22,7 @@ const options::Table<TensorizeOptions>& tensorize_options() {
   static const options::Table<O> table{
       "tensorize",
       {
-          R::value(&O::pgn_files, "--in,-i", "", "Input PGN file ('-' for stdin); repeat for several"),
+          R::value(&O::pgn_files, "--in,-i", "pgn_files", "Input PGN file ('-' for stdin); repeat for several"),
           R::value(&O::out, "--out,-o", "", "Output dataset (.h5); with --split, NAME.train.h5, NAME.val.h5, ..."),
           threads_option(&O::threads, "Worker threads (replay, encoding, compression)"),
           R::flag(&O::strict, "--strict", "", "Stop at the first bad game instead of skipping it"),
@@ -51,6 +54,27 @@ const options::Table<data::MergeOptions>& merge_options() {
           R::flag(&O::copy, "--copy", "", "Copy the shards' data into the output instead of referring to it"),
       }};
   return table;
+}
+
+void check_tensorize_options(const TensorizeOptions& o) {
+  if (o.pgn_files.empty() || o.out.empty())
+    throw Error("give --in FILE and --out FILE.h5 (or the merge subcommand); see --help");
+  tensorize_options().validate(o);
+  if (!o.split.empty()) {
+    double sum = 0;
+    for (double f : o.split) {
+      if (!(f > 0)) throw Error("--split fractions must be positive");
+      sum += f;
+    }
+    if (o.split.size() < 2 || o.split.size() > 3 || std::fabs(sum - 1.0) > 1e-6)
+      throw Error("--split needs 2 or 3 fractions that add up to 1, e.g. 0.9,0.05,0.05");
+  }
+}
+
+void check_merge_options(const data::MergeOptions& o) {
+  if (o.shards.empty()) throw Error("merge: no input datasets");
+  if (o.out.empty()) throw Error("merge: no output: give --out FILE.h5");
+  merge_options().validate(o);
 }
 
 }  // namespace legalnet::run

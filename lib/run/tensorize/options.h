@@ -1,5 +1,6 @@
 // tensorize's options and those of its merge subcommand, each declared once in a table
-// (util/option_table.h) from which the parser, --help and validate() read.
+// (util/option_table.h) from which the parser, --help, validate() and report.json's options
+// (record()) read; beside each table its --help text and its checks.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +31,16 @@ struct TensorizeOptions {
 extern const char* const TENSORIZE_ABOUT;
 extern const char* const MERGE_ABOUT;
 
+// The tables, in --help's order. tensorize_options().record() gives the options report.json
+// records.
 const options::Table<TensorizeOptions>& tensorize_options();
 // tensorize merge fills the dataset layer's MergeOptions (data/dataset_merge.h) directly.
 const options::Table<data::MergeOptions>& merge_options();
+
+// The checks of a run's options, the tables' ranges (validate()) and those across options (an
+// input and an output, --split's fractions), before any work: throw legalnet::Error naming the
+// option. The outputs are checked by the runs.
+void check_tensorize_options(const TensorizeOptions& options);
+void check_merge_options(const data::MergeOptions& options);
 
 }  // namespace legalnet::run

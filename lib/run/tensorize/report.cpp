@@ -8,9 +8,11 @@
 
 namespace legalnet::run {
 
-nlohmann::ordered_json report_json(const TensorizeOptions& o, const TensorizeReport& r) {
-  nlohmann::ordered_json j = provenance_json("tensorize", o.command_line);
-  j["pgn_files"] = o.pgn_files;
+nlohmann::ordered_json TensorizeReport::json() const {
+  const TensorizeReport& r = *this;
+  nlohmann::ordered_json j = provenance_json("tensorize", options.command_line);
+  const nlohmann::ordered_json recorded = tensorize_options().record(options);
+  for (const auto& [key, value] : recorded.items()) j[key] = value;
   j["games_read"] = r.games_read;
   j["games_kept"] = r.games;
   j["games_skipped"] = r.skipped_games;
@@ -29,7 +31,9 @@ nlohmann::ordered_json report_json(const TensorizeOptions& o, const TensorizeRep
   return j;
 }
 
-void print_summary(const TensorizeOptions& o, const TensorizeReport& r) {
+void TensorizeReport::print() const {
+  const TensorizeReport& r = *this;
+  const TensorizeOptions& o = options;
   const double secs = std::max(r.seconds, 1e-9);
   say("tensorize: {} games, {} positions, {} skipped games, {:.2f} s, {} positions/s, {:.1f} bytes/position\n", r.games,
       r.positions, r.skipped_games, r.seconds, human_count(double(r.positions) / secs),

@@ -1,6 +1,5 @@
 #include "run/tensorize/tensorize.h"
 
-#include <cmath>
 #include <deque>
 #include <filesystem>
 #include <future>
@@ -9,7 +8,6 @@
 #include "run/report_file.h"
 #include "run/tensorize/game_batches.h"
 #include "run/tensorize/game_router.h"
-#include "util/error.h"
 #include "util/files.h"
 #include "util/progress.h"
 #include "util/thread_pool.h"
@@ -17,21 +15,9 @@
 namespace legalnet::run {
 namespace {
 
-// The options, and every output writable with all its JSON will hold as text: found now, not
+// Every output writable, none an input, with all its JSON will hold as text: found now, not
 // after the work.
-void check_options(const TensorizeOptions& o) {
-  if (o.pgn_files.empty() || o.out.empty())
-    throw Error("give --in FILE and --out FILE.h5 (or the merge subcommand); see --help");
-  tensorize_options().validate(o);
-  if (!o.split.empty()) {
-    double sum = 0;
-    for (double f : o.split) {
-      if (!(f > 0)) throw Error("--split fractions must be positive");
-      sum += f;
-    }
-    if (o.split.size() < 2 || o.split.size() > 3 || std::fabs(sum - 1.0) > 1e-6)
-      throw Error("--split needs 2 or 3 fractions that add up to 1, e.g. 0.9,0.05,0.05");
-  }
+void check_outputs(const TensorizeOptions& o) {
   std::vector<NamedPath> outputs, inputs;
   for (const std::string& path : dataset_paths(o)) outputs.push_back({"--out", path});
   outputs.push_back({"--report", o.report});
@@ -95,10 +81,12 @@ void tensorize_games(const TensorizeOptions& o, ThreadPool& pool, DatasetOutputs
 }  // namespace
 
 TensorizeReport run_tensorize(const TensorizeOptions& o) {
-  check_options(o);
+  check_tensorize_options(o);
+  check_outputs(o);
   ThreadPool pool(worker_threads(o.threads));
   DatasetOutputs outputs(o, pool);
   TensorizeReport report;
+  report.options = o;
   Progress progress("positions", 0, !o.quiet && stderr_is_terminal());
   GameRouter router(o, report, progress);
   tensorize_games(o, pool, outputs, router, progress, report);
@@ -106,11 +94,11 @@ TensorizeReport run_tensorize(const TensorizeOptions& o) {
   outputs.finish(o, report);
   report.seconds = progress.elapsed_seconds();
   std::unique_ptr<OutputFile> json;
-  if (!o.report.empty()) json = finished_report(o.report, report_json(o, report));
+  if (!o.report.empty()) json = finished_report(o.report, report.json());
   // Every output is complete: only now does any of them take its name.
   outputs.commit();
   if (json) json->commit();
-  if (!o.quiet) print_summary(o, report);
+  if (!o.quiet) report.print();
   return report;
 }
 

@@ -26,9 +26,9 @@ uint64_t available_memory_bytes() {
 
 }  // namespace
 
-DataPlan plan_data(const TrainOptions& o, train::Collectives& ranks) {
+DataPlan plan_data(const TrainOptions& o, train::Collectives& ranks, const std::vector<data::DatasetReader>& data) {
   uint64_t positions = 0;
-  for (const auto& path : o.data) positions += data::DatasetReader(path).num_positions();
+  for (const auto& reader : data) positions += reader.num_positions();
   const double need = double(positions) * COMPACT_BYTES_PER_POSITION;
   const uint64_t available = available_memory_bytes();
   // Unknown memory (no /proc/meminfo): assume the data fits, as before streaming existed.

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "data/dataset_reader.h"
 
 #include "run/train/options.h"
 #include "train/distributed.h"
@@ -17,6 +20,6 @@ struct DataPlan {
 // Memory when the datasets fit in half the available memory (shared by the processes on
 // this node, each of which holds them all), else streamed. The processes decide together:
 // nodes with less memory make every process stream.
-DataPlan plan_data(const TrainOptions& o, train::Collectives& ranks);
+DataPlan plan_data(const TrainOptions& o, train::Collectives& ranks, const std::vector<data::DatasetReader>& data);
 
 }  // namespace legalnet::run

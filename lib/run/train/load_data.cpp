@@ -12,20 +12,23 @@ namespace {
 
 using train::CompactPositions;
 
+train::RowWeights row_weights(const TrainOptions& o) { return {o.check_weight, o.rare_weight, o.pin_weight}; }
+
 // Stream mode's source: blocks of the files through a shuffle buffer, this rank's blocks.
 std::unique_ptr<train::StreamBatches> stream_source(const TrainOptions& o, const nn::ModelConfig& model,
-                                                    train::Collectives& ranks, TrainingData& d) {
+                                                    train::Collectives& ranks, TrainingData& d,
+                                                    std::vector<data::DatasetReader> readers) {
   train::StreamOptions so;
   so.paths = o.data;
   so.batch_size = o.batch_size;
   so.seed = o.seed;
-  so.weights = {o.check_weight, o.rare_weight, o.pin_weight};
+  so.weights = row_weights(o);
   so.position_ply_limit = o.position_ply_limit;
   so.val_fraction = o.val.empty() ? o.val_fraction : 0.0;
   so.shuffle_buffer = o.shuffle_buffer;
   so.slice = {ranks.rank(), ranks.world_size()};
   so.inputs = model.inputs;
-  auto stream = std::make_unique<train::StreamBatches>(so);
+  auto stream = std::make_unique<train::StreamBatches>(so, std::move(readers));
   // Ranks hold different blocks: all take the steps the rank with the fewest rows can.
   const auto rows_per_epoch = ranks.all_gather(int64_t(stream->rows_per_epoch()));
   const auto fewest = std::min_element(rows_per_epoch.begin(), rows_per_epoch.end());
@@ -41,10 +44,17 @@ std::unique_ptr<train::StreamBatches> stream_source(const TrainOptions& o, const
 
 }  // namespace
 
+OpenDatasets open_datasets(const TrainOptions& o) {
+  OpenDatasets files;
+  for (const auto& path : o.data) files.data.emplace_back(path);
+  for (const auto& path : o.val) files.val.emplace_back(path);
+  return files;
+}
+
 TrainingData load_training_data(const TrainOptions& o, const nn::ModelConfig& model, train::Collectives& ranks,
-                                bool verbose) {
+                                bool verbose, OpenDatasets files) {
   TrainingData d;
-  d.plan = plan_data(o, ranks);
+  d.plan = plan_data(o, ranks, files.data);
   d.train_rows = std::make_unique<CompactPositions>();
   CompactPositions& train_rows = *d.train_rows;
   CompactPositions val_rows;
@@ -54,20 +64,21 @@ TrainingData load_training_data(const TrainOptions& o, const nn::ModelConfig& mo
   train::LoadOptions val_load = load;
   val_load.max_rows = o.val_max;
   if (d.plan.streamed) {
-    d.source = stream_source(o, model, ranks, d);
-    val_rows = o.val.empty() ? train::streamed_validation_rows(o.data, o.val_fraction, o.seed, o.position_ply_limit, o.val_max)
-                             : train::load_positions(o.val, val_load);
+    val_rows = o.val.empty() ? train::streamed_validation_rows(files.data, o.val_fraction, o.seed, o.position_ply_limit,
+                                                               o.val_max)
+                             : train::load_positions(files.val, val_load);
+    d.source = stream_source(o, model, ranks, d, std::move(files.data));
   } else {
     if (o.val.empty()) {
-      train::split_by_game(train::load_positions(o.data, load), o.val_fraction, o.seed, train_rows, val_rows);
+      train::split_by_game(train::load_positions(files.data, load), o.val_fraction, o.seed, train_rows, val_rows);
     } else {
-      train_rows = train::load_positions(o.data, load);
-      val_rows = train::load_positions(o.val, val_load);
+      train_rows = train::load_positions(files.data, load);
+      val_rows = train::load_positions(files.val, val_load);
     }
     d.train_positions = train_rows.size();
-    d.source = std::make_unique<train::MemoryBatches>(
-        train_rows, o.batch_size, o.seed, train::RowWeights{o.check_weight, o.rare_weight, o.pin_weight},
-        train::BatchSlice{ranks.rank(), ranks.world_size()}, model.inputs);
+    d.source =
+        std::make_unique<train::MemoryBatches>(train_rows, o.batch_size, o.seed, row_weights(o),
+                                               train::BatchSlice{ranks.rank(), ranks.world_size()}, model.inputs);
   }
   val_rows.keep_first(o.val_max);
   d.val_positions = val_rows.size();

@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
+
+#include "data/dataset_reader.h"
 
 #include "nn/model_config.h"
 #include "run/train/data_plan.h"
@@ -14,6 +17,13 @@
 
 namespace legalnet::run {
 
+// The run's datasets, each opened once before step 1 (and validated then): options.json's
+// identities, the data plan and the loaders all read these readers.
+struct OpenDatasets {
+  std::vector<data::DatasetReader> data, val;
+};
+OpenDatasets open_datasets(const TrainOptions& o);
+
 struct TrainingData {
   DataPlan plan;
   std::unique_ptr<train::CompactPositions> train_rows;  // memory mode: what `source` reads (a stable address)
@@ -23,7 +33,8 @@ struct TrainingData {
   train::CompactPositions val_share;
 };
 
+// Takes the readers of `files` (the stream keeps the training files').
 TrainingData load_training_data(const TrainOptions& o, const nn::ModelConfig& model, train::Collectives& ranks,
-                                bool verbose);
+                                bool verbose, OpenDatasets files);
 
 }  // namespace legalnet::run

@@ -35,9 +35,9 @@ torch::Tensor FusedAdam<Base>::step(torch::optim::Optimizer::LossClosure closure
     const auto& o = static_cast<const Options&>(group.options());
     for (const auto& p : group.params()) {
       if (!device) device = p.device(), dtype = p.scalar_type();
-      bool fused = !o.amsgrad() && p.device() == *device && (p.is_cpu() || p.is_cuda()) &&
-                   p.scalar_type() == *dtype && (!p.grad().defined() || p.grad().scalar_type() == *dtype) &&
-                   p.is_non_overlapping_and_dense() && same_layout(p, p.grad());
+      bool fused = !o.amsgrad() && p.device() == *device && (p.is_cpu() || p.is_cuda()) && p.scalar_type() == *dtype &&
+                   (!p.grad().defined() || p.grad().scalar_type() == *dtype) && p.is_non_overlapping_and_dense() &&
+                   same_layout(p, p.grad());
       if (const auto it = this->state_.find(p.unsafeGetTensorImpl()); fused && it != this->state_.end()) {
         const auto& s = static_cast<const State&>(*it->second);
         fused = same_layout(p, s.exp_avg()) && same_layout(p, s.exp_avg_sq());
@@ -79,15 +79,16 @@ torch::Tensor FusedAdam<Base>::step(torch::optim::Optimizer::LossClosure closure
       at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, o.lr(), beta1, beta2, o.weight_decay(),
                         o.eps(), false, false);
     else
-      at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, o.lr(), beta1, beta2, o.weight_decay(),
-                       o.eps(), false, false);
+      at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, o.lr(), beta1, beta2, o.weight_decay(), o.eps(),
+                       false, false);
   }
   ++fused_steps_;
   return loss;
 }
 
 template <typename Base>
-torch::Tensor FusedAdam<Base>::step_tensor(const torch::Tensor& p, int64_t step, std::vector<torch::Tensor>& to_increment) {
+torch::Tensor FusedAdam<Base>::step_tensor(const torch::Tensor& p, int64_t step,
+                                           std::vector<torch::Tensor>& to_increment) {
   if (p.is_cpu()) return torch::full({}, double(step));
   // On CUDA a scalar on the device per parameter, kept from step to step and advanced by one
   // _foreach_add_ (a new one every step would be a copy to the device each); made again from the

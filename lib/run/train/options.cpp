@@ -31,9 +31,10 @@ std::string learning_rate_help() {
   for (const ArchitectureDefaults& row : ARCHITECTURE_DEFAULTS) {
     help += fmt::format("{} {:g}", nn::model_spec(row.value).name, row.lr);
     if (row.lr_steps > 0)
-      help += fmt::format(" for {1} steps of {0} rows; x sqrt(rows a step/{0}) for another batch, and x ({1} x "
-                          "{0}/(max-steps x rows a step))^{2:g} up to {3:g}x for a shorter schedule",
-                          LR_BATCH, row.lr_steps, SHORT_SCHEDULE_POWER, SHORT_SCHEDULE_MAX);
+      help += fmt::format(
+          " for {1} steps of {0} rows; x sqrt(rows a step/{0}) for another batch, and x ({1} x "
+          "{0}/(max-steps x rows a step))^{2:g} up to {3:g}x for a shorter schedule",
+          LR_BATCH, row.lr_steps, SHORT_SCHEDULE_POWER, SHORT_SCHEDULE_MAX);
     help += ", ";
   }
   help.replace(help.size() - 2, 2, ")");
@@ -109,19 +110,15 @@ Rows model_rows() {
               "resnet: squeeze-excitation in each block")
           .inside_fact()
           .keep_on_resume(),
-      R::value(MODEL_FIELD(mixing), "--mixing", "model/mixing",
-               "resnet: none, or lines (each block also mixes features along every square's rank, file and "
-               "diagonals: one block sees a whole line)")
-          .validator(CLI::IsMember({"none", "lines"}))
-          .show_default()
+      R::choice(MODEL_FIELD(mixing), "--mixing", "model/mixing", nn::MIXINGS,
+                "resnet: none, or lines (each block also mixes features along every square's rank, file and "
+                "diagonals: one block sees a whole line)")
           .inside_fact()
           .keep_on_resume(),
-      R::value(MODEL_FIELD(policy_head), "--policy-head", "model/policy_head",
-               "resnet: types (a move's logit from its from-square, by move type), or pairs (types plus a "
-               "query of the from-square times a key of the to-square); auto: pairs for a resnet, types "
-               "(the only head) for the others")
-          .validator(CLI::IsMember({"auto", "types", "pairs"}))
-          .show_default()
+      R::choice(MODEL_FIELD(policy_head), "--policy-head", "model/policy_head", nn::POLICY_HEADS,
+                "resnet: types (a move's logit from its from-square, by move type), or pairs (types plus a "
+                "query of the from-square times a key of the to-square); auto: pairs for a resnet, types "
+                "(the only head) for the others")
           .inside_fact()
           .keep_on_resume(),
       R::choice(MODEL_FIELD(inputs), "--inputs", "model/input_kind", INPUT_KINDS,
@@ -273,18 +270,35 @@ Rows all_rows() {
 
 }  // namespace
 
-const options::Table<TrainOptions> TRAIN_TABLE{"train", all_rows()};
+const char* const TRAIN_ABOUT =
+    "train: trains a policy net (mlp, conv, resnet or attention) to predict the legal moves of a position with "
+    "binary\n"
+    "cross-entropy, on CPU or CUDA. Data: --data-mode memory loads the datasets compactly (about 160\n"
+    "bytes a position) and shuffles whole epochs; stream reads blocks of 8192 rows as training goes\n"
+    "through a shuffle buffer (for datasets larger than memory); auto (default) streams only when the\n"
+    "datasets would take more than half the available memory. Writes OUT/model.safetensors,\n"
+    "OUT/checkpoint.safetensors, OUT/metrics.csv and OUT/options.json.\n"
+    "Several processes (torchrun's RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, or srun's SLURM_PROCID/\n"
+    "SLURM_NTASKS) train one model data-parallel: --batch-size is per process, gradients are averaged,\n"
+    "rank 0 writes OUT.";
 
-void validate(const TrainOptions& o) {
+const options::Table<TrainOptions>& train_options() {
+  static const options::Table<TrainOptions> table{"train", all_rows()};
+  return table;
+}
+
+void check_train_options(const TrainOptions& o) {
   if (o.data.empty()) throw Error("no training data: give --data FILE.h5");
   if (o.out.empty()) throw Error("no run folder: give --out runs/NAME");
-  TRAIN_TABLE.validate(o);
+  train_options().validate(o);
   if (o.time_budget > 0 && o.resume)
-    throw Error("--time-budget with --resume: give the run's --max-steps and --replan instead (its options.json's "
-                "max_steps and replan): a new measure would change the run's length and its schedule");
+    throw Error(
+        "--time-budget with --resume: give the run's --max-steps and --replan instead (its options.json's "
+        "max_steps and replan): a new measure would change the run's length and its schedule");
   if (o.time_budget > 0 && !o.replan.empty())
-    throw Error("--replan with --time-budget: the budget makes its own re-plans (give --max-steps and --replan alone to "
-                "rerun a budgeted run)");
+    throw Error(
+        "--replan with --time-budget: the budget makes its own re-plans (give --max-steps and --replan alone to "
+        "rerun a budgeted run)");
   parse_replans(o.replan);
 }
 
@@ -299,13 +313,14 @@ double default_lr(nn::ModelKind kind, int64_t steps, int64_t batch_rows) {
 }
 
 nn::ModelConfig trained_model(nn::ModelConfig wanted) {
-  if (wanted.policy_head == "auto") wanted.policy_head = choice_of(ARCHITECTURE_DEFAULTS, wanted.kind).policy_head;
+  if (wanted.policy_head == nn::PolicyHead::AUTO)
+    wanted.policy_head = choice_of(ARCHITECTURE_DEFAULTS, wanted.kind).policy_head;
   return wanted.resolved();
 }
 
 std::vector<train::KeptOption> kept_on_resume() {
   std::vector<train::KeptOption> kept;
-  for (const options::KeptOption& k : TRAIN_TABLE.kept()) kept.push_back({k.pointer, k.option});
+  for (const options::KeptOption& k : train_options().kept()) kept.push_back({k.pointer, k.option});
   return kept;
 }
 

@@ -1,8 +1,8 @@
-// train's options: the struct a run reads, its choice tables, and TRAIN_TABLE, the one
+// train's options: the struct a run reads, its choice tables, and train_options(), the one
 // declaration of every option (flag, field, options.json key, range or choices, help, kept
 // on --resume) from which the command line, --help, validate(), options.json and the resume
-// check are made (util/option_table.h). A new option is a field here, a row in options.cpp
-// and its use.
+// check are made (util/option_table.h); beside it --help's text and the checks. A new option is
+// a field here, a row in options.cpp and its use.
 #pragma once
 
 #include <array>
@@ -10,9 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "nn/kernels_choice.h"
+#include "compute/choices.h"
 #include "nn/model_config.h"
-#include "nn/precision_choice.h"
 #include "train/process_group_spec.h"
 #include "train/run_folder.h"
 #include "util/option_table.h"
@@ -25,9 +24,7 @@ struct OptimizerSpec {
   const char* name;  // --optimizer, options.json, the checkpoint's "optimizer"
 };
 inline constexpr std::array<OptimizerSpec, 3> OPTIMIZERS{{
-    {Optimizer::ADAM, "adam"},
-    {Optimizer::ADAMW, "adamw"},
-    {Optimizer::SGD, "sgd"},  // Nesterov momentum 0.9
+    {Optimizer::ADAM, "adam"}, {Optimizer::ADAMW, "adamw"}, {Optimizer::SGD, "sgd"},  // Nesterov momentum 0.9
 }};
 
 // Where the training rows live: memory loads them compactly and shuffles whole epochs, stream
@@ -56,13 +53,13 @@ struct ArchitectureDefaults {
   nn::ModelKind value;
   double lr;
   int64_t lr_steps;
-  const char* policy_head;
+  nn::PolicyHead policy_head;
 };
 inline constexpr std::array<ArchitectureDefaults, 4> ARCHITECTURE_DEFAULTS{{
-    {nn::ModelKind::MLP, 2e-3, 0, "types"},
-    {nn::ModelKind::CONV, 2e-3, 0, "types"},
-    {nn::ModelKind::RESNET, 1e-2, 25000, "pairs"},
-    {nn::ModelKind::ATTENTION, 2e-3, 0, "types"},
+    {nn::ModelKind::MLP, 2e-3, 0, nn::PolicyHead::TYPES},
+    {nn::ModelKind::CONV, 2e-3, 0, nn::PolicyHead::TYPES},
+    {nn::ModelKind::RESNET, 1e-2, 25000, nn::PolicyHead::PAIRS},
+    {nn::ModelKind::ATTENTION, 2e-3, 0, nn::PolicyHead::TYPES},
 }};
 
 // The architecture's rate is for LR_BATCH rows a step (all processes together); another batch takes
@@ -90,10 +87,10 @@ struct TrainOptions {
   std::string out;                // run folder: model.safetensors, checkpoint.safetensors, metrics.csv, options.json
   // The architecture (--arch and its sizes, --inputs); its policy head "auto" is the
   // architecture's (ARCHITECTURE_DEFAULTS), resolved with the sizes before the run.
-  nn::ModelConfig model{.policy_head = "auto"};
+  nn::ModelConfig model{.policy_head = nn::PolicyHead::AUTO};
   int epochs = 1;
-  int64_t max_steps = 0;  // 0: epochs decide
-  double max_time = 0;    // seconds of training; 0: no limit
+  int64_t max_steps = 0;   // 0: epochs decide
+  double max_time = 0;     // seconds of training; 0: no limit
   double time_budget = 0;  // minutes: max_steps fixed from a measured step rate before the run; 0: none
   std::string replan;      // "AT:STEPS,...": where the run's length changed (run/train/schedule.h); "": never
   // 128: at equal time (as many rows read, 0.91-0.97x the rows a second) it took 1,200 games from
@@ -102,19 +99,19 @@ struct TrainOptions {
   double lr = 0;  // peak learning rate; 0: the architecture's (ARCHITECTURE_DEFAULTS)
   Optimizer optimizer = Optimizer::ADAM;
   double weight_decay = 0;
-  double warmup = 0.02;               // share of the steps with a linear warm-up
-  double min_lr_ratio = 0.02;         // the cosine decays to lr * min_lr_ratio
-  double clip = 1.0;                  // gradient-norm clipping; 0: off
-  int position_ply_limit = 0;         // train only on positions with ply < this (0: all), like games cut there
-  int check_weight = 1;               // positions whose side to move is in check appear this often per epoch
-  int rare_weight = 1;                // positions with a legal castling or en-passant move appear this often
-  int pin_weight = 1;                 // positions with a piece pinned to the mover's king appear this often
+  double warmup = 0.02;        // share of the steps with a linear warm-up
+  double min_lr_ratio = 0.02;  // the cosine decays to lr * min_lr_ratio
+  double clip = 1.0;           // gradient-norm clipping; 0: off
+  int position_ply_limit = 0;  // train only on positions with ply < this (0: all), like games cut there
+  int check_weight = 1;        // positions whose side to move is in check appear this often per epoch
+  int rare_weight = 1;         // positions with a legal castling or en-passant move appear this often
+  int pin_weight = 1;          // positions with a piece pinned to the mover's king appear this often
   DataMode data_mode = DataMode::AUTO;
   uint64_t shuffle_buffer = 1 << 18;  // positions in the shuffle buffer of stream mode
   uint64_t seed = 0;
   std::string device = "auto";                            // auto | cpu | cuda | cuda:N
-  nn::Precision compute_precision = nn::Precision::AUTO;  // --precision (nn/precision_choice.h)
-  nn::Kernels kernels = nn::Kernels::AUTO;                // --kernels (nn/kernels_choice.h)
+  nn::Precision compute_precision = nn::Precision::AUTO;  // --precision (compute/choices.h)
+  nn::Kernels kernels = nn::Kernels::AUTO;                // --kernels (compute/choices.h)
   int threads = 0;                                        // 0: all cores
   int64_t eval_every = 1000;                              // steps between metric rows
   int64_t checkpoint_every = 2000;
@@ -128,20 +125,23 @@ struct TrainOptions {
   train::ProcessGroupSpec ranks;
 };
 
+// --help's opening paragraph.
+extern const char* const TRAIN_ABOUT;
+
 // Every option of train, in --help's order; the keys with options.json's (and the run's facts,
 // R::fact, where options.json records them).
-extern const options::Table<TrainOptions> TRAIN_TABLE;
+const options::Table<TrainOptions>& train_options();
 
-// The table's ranges and the checks across options, before any file is read (a typo costs
-// nothing): throws legalnet::Error naming the option.
-void validate(const TrainOptions& o);
+// The checks of a run's options, the table's ranges (validate()) and those across options,
+// before any file is read (a typo costs nothing): throws legalnet::Error naming the option.
+void check_train_options(const TrainOptions& options);
 
 // The net train builds from `wanted`: its policy head "auto" as the architecture's
 // (ARCHITECTURE_DEFAULTS), then ModelConfig::resolved() (which throws legalnet::Error for what
 // cannot be built). The benches build the same through it.
 nn::ModelConfig trained_model(nn::ModelConfig wanted);
 
-// What --resume compares with the run's options.json: TRAIN_TABLE's kept rows, and the data.
+// What --resume compares with the run's options.json: the kept rows of train_options(), and the data.
 std::vector<train::KeptOption> kept_on_resume();
 std::vector<train::KeptData> kept_data();
 

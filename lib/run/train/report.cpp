@@ -1,16 +1,14 @@
 #include "run/train/report.h"
 
-#include <nlohmann/json.hpp>
-
-#include "run/report_file.h"
 #include "util/console.h"
 #include "util/provenance.h"
 #include "util/stop_request.h"
 
 namespace legalnet::run {
 
-void write_report(const std::string& path, const std::string& command_line, const TrainReport& r) {
-  nlohmann::ordered_json j = provenance_json("train", command_line);
+nlohmann::ordered_json TrainReport::json() const {
+  const TrainReport& r = *this;
+  nlohmann::ordered_json j = provenance_json("train", options.command_line);
   j["out"] = r.out;
   j["finished"] = r.finished;
   if (r.stop_signal) j["stopped_by"] = stop_signal_name(r.stop_signal);
@@ -19,10 +17,11 @@ void write_report(const std::string& path, const std::string& command_line, cons
   j["val_precision"] = r.val_precision;
   j["val_recall"] = r.val_recall;
   j["samples_per_second"] = r.samples_per_second;
-  finished_report(path, j)->commit();
+  return j;
 }
 
-void print_summary(const TrainReport& r) {
+void TrainReport::print() const {
+  const TrainReport& r = *this;
   if (r.finished)
     say("train: {} steps in {:.1f} s; model in {}\n", r.steps, r.train_seconds, r.model_path);
   else if (r.stop_signal)

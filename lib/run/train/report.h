@@ -1,13 +1,17 @@
-// What a train run did: TrainReport, from which both --report's JSON and the run's last
-// terminal line are printed.
+// What a train run did: TrainReport, from which both --report's JSON (json()) and the run's
+// last terminal line (print()) are written.
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
+
+#include "run/train/options.h"
 
 namespace legalnet::run {
 
 struct TrainReport {
+  TrainOptions options;   // the run's, as options.json records them (its provenance: the command line)
   std::string out;        // the run folder
   bool finished = false;  // false: paused at --stop-at-step, to --resume
   int64_t steps = 0;      // the run's steps so far (a resumed run's included)
@@ -17,11 +21,12 @@ struct TrainReport {
   // The last validation row's figures (0 when this process validated none).
   double val_loss = 0, val_precision = 0, val_recall = 0;
   double samples_per_second = 0;
-};
 
-// --report's JSON (provenance first, then the report) into `path`, written whole or not at all.
-void write_report(const std::string& path, const std::string& command_line, const TrainReport& r);
-// The run's last line on stderr: where the model is, or how to continue.
-void print_summary(const TrainReport& r);
+  // --report's JSON: provenance, then the run's end and its last figures (the options are
+  // options.json's).
+  nlohmann::ordered_json json() const;
+  // The run's last line on stderr: where the model is, or how to continue.
+  void print() const;
+};
 
 }  // namespace legalnet::run

@@ -6,12 +6,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "compute/device.h"
 #include "data/dataset_identity.h"
 #include "encode/inputs.h"
-#include "nn/board_conv.h"
-#include "nn/device.h"
+#include "nn/forward.h"
 #include "nn/model_file.h"
-#include "nn/precision.h"
+#include "run/report_file.h"
 #include "run/train/load_data.h"
 #include "run/train/optimizer.h"
 #include "run/train/schedule.h"
@@ -30,17 +30,17 @@ namespace {
 
 // options.json's "data_files" and "val_files": each file's resolved path, counts and
 // fingerprint, by which --resume knows the data, whatever its path is spelled as.
-nlohmann::json data_identities(const std::vector<std::string>& paths) {
+nlohmann::json data_identities(const std::vector<data::DatasetReader>& readers) {
   nlohmann::json files = nlohmann::json::array();
-  for (const auto& path : paths) {
-    const data::DatasetIdentity id = data::dataset_identity(path);
+  for (const auto& reader : readers) {
+    const data::DatasetIdentity id = data::dataset_identity(reader);
     files.push_back(
         {{"path", id.path}, {"positions", id.positions}, {"games", id.games}, {"fingerprint", id.fingerprint}});
   }
   return files;
 }
 
-// What a run knows besides its options, recorded in options.json (TRAIN_TABLE's facts).
+// What a run knows besides its options, recorded in options.json (train_options()'s facts).
 struct RunFacts {
   const nn::ModelConfig& model;
   nn::Precision precision;
@@ -50,7 +50,7 @@ struct RunFacts {
   std::string device;                // "cpu", "cuda:0"
 };
 
-// options.json: provenance, then TRAIN_TABLE's keys with the run's facts.
+// options.json: provenance, then train_options()'s keys with the run's facts.
 std::string options_json(const TrainOptions& o, const RunFacts& f) {
   nlohmann::ordered_json facts;
   facts["model"] = nlohmann::json::parse(f.model.to_json());
@@ -68,7 +68,7 @@ std::string options_json(const TrainOptions& o, const RunFacts& f) {
   facts["val_files"] = f.identities["val_files"];
   facts["machine"] = {{"cpu", cpu_description()}, {"device", f.device}};
   nlohmann::ordered_json j = provenance_json("train", o.command_line);
-  const nlohmann::ordered_json recorded = TRAIN_TABLE.record(o, facts);
+  const nlohmann::ordered_json recorded = train_options().record(o, facts);
   for (const auto& [key, value] : recorded.items()) j[key] = value;
   return j.dump(2);
 }
@@ -98,6 +98,40 @@ void say_start(const TrainOptions& o, const TrainingRun& run, const nn::PolicyNe
         o.batch_size);
 }
 
+// --data and --val as the output checks name them.
+std::vector<NamedPath> input_paths(const TrainOptions& o) {
+  std::vector<NamedPath> inputs;
+  for (const auto& path : o.data) inputs.push_back({"--data", path});
+  for (const auto& path : o.val) inputs.push_back({"--val", path});
+  return inputs;
+}
+
+// The precision may change on --resume; said (once the run is under way) where auto chose
+// another than the run's: a run begun before auto took fp32 for the board kernels, or on another
+// machine. Only a precision's name is repeated from the file.
+std::optional<std::string> precision_before_resume(const TrainOptions& given, const train::RunFolder& folder,
+                                                   nn::Precision precision) {
+  if (!given.resume || given.compute_precision != nn::Precision::AUTO) return std::nullopt;
+  if (const auto was = folder.recorded("compute_precision"); was && *was != nn::precision_name(precision))
+    for (const auto& spec : nn::PRECISIONS)
+      if (*was == spec.name) return *was;
+  return std::nullopt;
+}
+
+// --resume: the checkpoint's weights, optimizer state and step, within the run's length (the data
+// order and the schedule are functions of the step).
+nn::TrainState resumed_state(train::RunFolder& folder, const nn::ModelConfig& model, nn::PolicyNet& net,
+                             torch::optim::Optimizer& optimizer, const torch::Device& device,
+                             const Schedule& schedule) {
+  nn::TrainState state = nn::load_checkpoint(folder.checkpoint_path(), model, net, optimizer, device);
+  if (state.step > schedule.steps())
+    throw Error(
+        fmt::format("--resume: '{}' is at step {}, past the {} steps of this run (--epochs, --max-steps, --replan)",
+                    folder.checkpoint_path(), state.step, schedule.steps()));
+  folder.checkpoint_written(state.step);
+  return state;
+}
+
 // The loop to its end; the report written (rank 0) and said.
 TrainReport run_loop(TrainingLoop& loop, train::BatchLoader& loader, const TrainOptions& o, bool verbose) {
   for (;;) {
@@ -107,9 +141,10 @@ TrainReport run_loop(TrainingLoop& loop, train::BatchLoader& loader, const Train
       case TrainingLoop::Next::PAUSE: report = loop.pause(); break;
       case TrainingLoop::Next::FINISH: report = loop.finish(); break;
     }
+    report.options = o;
     // A stop by a signal is said even with --quiet: a cluster's log shows why the job ended.
-    if (verbose || (report.stop_signal && o.ranks.is_main())) print_summary(report);
-    if (!o.report.empty() && o.ranks.is_main()) write_report(o.report, o.command_line, report);
+    if (verbose || (report.stop_signal && o.ranks.is_main())) report.print();
+    if (!o.report.empty() && o.ranks.is_main()) finished_report(o.report, report.json())->commit();
     return report;
   }
 }
@@ -119,7 +154,7 @@ TrainReport run_loop(TrainingLoop& loop, train::BatchLoader& loader, const Train
 // The wiring: options checked before any I/O, the run folder, the device, the data, the net
 // and its optimizer, then the loop.
 TrainReport run_train(const TrainOptions& given) {
-  validate(given);
+  check_train_options(given);
   TrainOptions o = given;  // with the architecture's defaults, as options.json records them
   const nn::ModelConfig model = trained_model(o.model);
   o.model.policy_head = model.policy_head;
@@ -131,29 +166,22 @@ TrainReport run_train(const TrainOptions& given) {
   // auto's precision depends on whether a resnet's convolutions will run on the board kernels;
   // options.json records the kernels that run (torch for a net without 3x3 convolutions).
   const nn::Arithmetic arithmetic =
-      nn::resolve_arithmetic(o.compute_precision, o.kernels, model.kind, device);
+      nn::resolve_arithmetic(o.compute_precision, o.kernels, nn::model_spec(model.kind).board_convolutions, device);
   const nn::Precision precision = arithmetic.precision;
   o.kernels = arithmetic.kernels;
-  std::vector<NamedPath> inputs;
-  for (const auto& path : o.data) inputs.push_back({"--data", path});
-  for (const auto& path : o.val) inputs.push_back({"--val", path});
+  const std::vector<NamedPath> inputs = input_paths(o);
   check_outputs_are_not_inputs({{"--report", o.report}}, inputs);
   if (!o.report.empty() && o.ranks.is_main()) check_output_writable({"--report", o.report});
   train::RunFolder folder(o.out, o.resume, o.force, inputs);
   if (o.ranks.is_main()) folder.lock();
-  const nlohmann::json identities = {{"data_files", data_identities(o.data)}, {"val_files", data_identities(o.val)}};
+  // Each dataset opened (and validated) once: the identities, the plan and the loaders read these.
+  OpenDatasets files = open_datasets(o);
+  const nlohmann::json identities = {{"data_files", data_identities(files.data)},
+                                     {"val_files", data_identities(files.val)}};
   if (o.resume)
     folder.check_resumed_options(options_json(o, {model, precision, 0, 0, 0, identities, device.str()}),
-                                 kept_on_resume(),
-                                 kept_data());
-  // The precision may change on --resume; said (once the run is under way) where auto chose
-  // another than the run's: a run begun before auto took fp32 for the board kernels, or on
-  // another machine. Only a precision's name is repeated from the file.
-  std::optional<std::string> precision_was;
-  if (o.resume && given.compute_precision == nn::Precision::AUTO)
-    if (const auto was = folder.recorded("compute_precision"); was && *was != nn::precision_name(precision))
-      for (const auto& spec : nn::PRECISIONS)
-        if (*was == spec.name) precision_was = *was;
+                                 kept_on_resume(), kept_data());
+  const std::optional<std::string> precision_was = precision_before_resume(given, folder, precision);
 
   nn::configure_threads(o.threads);
   nn::keep_freed_memory();
@@ -162,7 +190,7 @@ TrainReport run_train(const TrainOptions& given) {
   train::Collectives ranks(o.ranks, device);
   const bool verbose = ranks.is_main() && !o.quiet;
 
-  TrainingData data = load_training_data(o, model, ranks, verbose);
+  TrainingData data = load_training_data(o, model, ranks, verbose, std::move(files));
   auto net = nn::make_model(model);
   net->to(device);
   nn::choose_memory_format(*net);
@@ -181,22 +209,12 @@ TrainReport run_train(const TrainOptions& given) {
   check_replans(schedule, epoch_steps);
   auto optimizer = make_optimizer(o, *net);
 
-  nn::TrainState state;
-  if (o.resume) {
-    state = nn::load_checkpoint(folder.checkpoint_path(), model, *net, *optimizer, device);
-    // The data order and the schedule are functions of the step within the run's length.
-    if (state.step > schedule.steps())
-      throw Error(fmt::format(
-          "--resume: '{}' is at step {}, past the {} steps of this run (--epochs, --max-steps, --replan)",
-          folder.checkpoint_path(), state.step, schedule.steps()));
-    folder.checkpoint_written(state.step);
-  }
-  const std::string options =
-      options_json(o, {model, precision, schedule.steps(), data.train_positions, data.val_positions, identities,
-                       device.str()});
+  nn::TrainState state = o.resume ? resumed_state(folder, model, *net, *optimizer, device, schedule) : nn::TrainState{};
+  const std::string options = options_json(
+      o, {model, precision, schedule.steps(), data.train_positions, data.val_positions, identities, device.str()});
   if (ranks.is_main()) folder.start(options, train::metrics_header());
-  const TrainingRun run{o,     model,    *net,     *optimizer, ranks,     folder, data,
-                        state, device,   precision, schedule,  most_steps, options};
+  const TrainingRun run{o,     model,  *net,      *optimizer, ranks,      folder, data,
+                        state, device, precision, schedule,   most_steps, options};
   if (verbose) say_start(o, run, *net);
   if (verbose && precision_was)
     say("train: --resume: the run so far trained in {}; --precision auto takes {} here (--precision {} keeps "

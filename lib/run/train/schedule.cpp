@@ -55,8 +55,7 @@ std::string replans_text(const std::vector<Replan>& replans) {
 void check_replans(const Schedule& schedule, int64_t most_steps) {
   int64_t end = schedule.first_steps;
   for (const Replan& r : schedule.replans) {
-    if (r.at >= end)
-      throw Error(fmt::format("--replan {}:{}: the run ends at step {} before it", r.at, r.steps, end));
+    if (r.at >= end) throw Error(fmt::format("--replan {}:{}: the run ends at step {} before it", r.at, r.steps, end));
     if (r.steps > most_steps)
       throw Error(fmt::format("--replan {}:{}: past the {} steps of --epochs", r.at, r.steps, most_steps));
     end = r.steps;

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "nn/device.h"
+#include "compute/device.h"
 #include "run/train/optimizer.h"
 #include "train/speed_probe.h"
 #include "util/console.h"
@@ -45,8 +45,8 @@ StepPlan planned_steps(TrainOptions& o, const nn::ModelConfig& model, nn::Precis
   if (budget) {
     const int64_t steps = ranks.fewest(train::steps_within(o.time_budget * 60, probe, o.batch_size, STEP_SHARE));
     if (verbose && total_steps < steps)
-      say("train: --time-budget {:g} min: {} steps would fit; {} (--max-steps, --epochs) are the run\n",
-          o.time_budget, steps, total_steps);
+      say("train: --time-budget {:g} min: {} steps would fit; {} (--max-steps, --epochs) are the run\n", o.time_budget,
+          steps, total_steps);
     total_steps = std::min(total_steps, steps);
     o.max_steps = total_steps;
     if (verbose && total_steps == steps)

@@ -5,22 +5,75 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cmath>
-#include <optional>
+#include <csignal>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "nn/loss.h"
+#include "run/evaluate/tensorboard_figures.h"
 #include "run/model_card.h"
 #include "run/train/optimizer.h"
 #include "run/train/time_budget.h"
 #include "train/metrics.h"
+#include "train/tensorboard.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/stop_request.h"
 
 namespace legalnet::run {
+namespace {
+
+double wall_time() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The run's hyperparameters for TensorBoard's HParams plugin: options.json's options as the run
+// began, its numbers, strings and bools (the model's keys by their own names, "kind" as "arch";
+// the machine's device and CPU), without its provenance (the version, the command line, the
+// data's paths and fingerprints). The same names in every run: TensorBoard lists those of one.
+std::vector<train::tensorboard::HParam> run_hparams(const nlohmann::ordered_json& options) {
+  std::vector<train::tensorboard::HParam> hparams;
+  auto add = [&](const std::string& name, const nlohmann::ordered_json& v) {
+    if (v.is_boolean())
+      hparams.push_back({name, v.get<bool>()});
+    else if (v.is_number())
+      hparams.push_back({name, v.get<double>()});
+    else if (v.is_string())
+      hparams.push_back({name, v.get<std::string>()});
+  };
+  for (const auto& [key, value] : options.items()) {
+    if (key == "tool" || key == "version" || key == "command_line") continue;
+    if (key == "model" && value.is_object()) {
+      for (const auto& [name, v] : value.items())
+        if (!options.contains(name)) add(name == "kind" ? "arch" : name, v);
+    } else if (key == "machine" && value.is_object()) {
+      for (const auto& [name, v] : value.items()) add(name, v);
+    } else {
+      add(key, value);
+    }
+  }
+  return hparams;
+}
+
+// The HParams plugin's experiment and session (its metrics: validation's and evaluate's
+// headline, which evaluate writes beside the run's events), and the recipe as text: the command
+// line and options.json (as the run began: --time-budget may move its end).
+std::vector<std::string> hparams_values(const std::string& options_json) {
+  namespace tb = train::tensorboard;
+  const auto options = nlohmann::ordered_json::parse(options_json);
+  const std::vector<tb::HParam> hparams = run_hparams(options);
+  std::vector<std::string> metrics{"val/loss", "val/f1"};
+  for (const std::string& tag : headline_tags()) metrics.push_back(tag);
+  const std::string command = options.contains("command_line") && options["command_line"].is_string()
+                                  ? options["command_line"].get<std::string>()
+                                  : "";
+  return {tb::hparams_experiment_value(hparams, metrics), tb::hparams_session_start_value(hparams, wall_time()),
+          tb::text_value("recipe", "```\n" + command + "\n```\n\n```json\n" + options_json + "\n```")};
+}
+
+}  // namespace
 
 TrainingLoop::TrainingLoop(const TrainingRun& run)
     : run_(run),
@@ -190,7 +243,11 @@ void TrainingLoop::validation_row() {
                               .samples_per_s = rate,
                               .lr = schedule_.lr(std::max<int64_t>(step - 1, 0)),
                               .elapsed_s = now};
-  if (rank0_) run_.folder.append_metrics(train::metrics_line(row), step, train::metrics_scalars(row));
+  // The run's first row (the only one at or before --eval-every) carries TensorBoard's hparams
+  // and recipe: in the run's records through any checkpoint after it, once a run, resumed or not.
+  if (rank0_)
+    run_.folder.append_metrics(train::metrics_line(row), step, train::metrics_scalars(row),
+                               step <= o_.eval_every ? hparams_values(options_) : std::vector<std::string>{});
   if (verbose_) {
     progress_.finish();
     say("step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s ({:.1f} GFLOP/s)\n", step,

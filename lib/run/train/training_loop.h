@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <string>
 
+#include "compute/arithmetic.h"
 #include "nn/model_file.h"
 #include "nn/models.h"
-#include "nn/precision.h"
 #include "run/train/load_data.h"
 #include "run/train/options.h"
 #include "run/train/report.h"
@@ -34,8 +34,8 @@ struct TrainingRun {
   nn::TrainState& state;  // the step, samples and seconds so far (a checkpoint's when resumed)
   torch::Device device;
   nn::Precision precision;
-  Schedule schedule;     // the rate of each step, and the run's end
-  int64_t most_steps;    // the options' steps (--max-steps, the epochs'): a --time-budget re-plan's limit
+  Schedule schedule;         // the rate of each step, and the run's end
+  int64_t most_steps;        // the options' steps (--max-steps, the epochs'): a --time-budget re-plan's limit
   std::string options_json;  // options.json as the run began
 };
 

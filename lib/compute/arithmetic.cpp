@@ -1,10 +1,8 @@
-#include "nn/precision.h"
+#include "compute/arithmetic.h"
 
 #include <ATen/autocast_mode.h>
 
-#include "nn/board_conv.h"
-#include "nn/board_wgrad_bf16.h"
-#include "nn/models.h"
+#include "kernels/kernels.h"
 #include "util/error.h"
 
 namespace legalnet::nn {
@@ -28,7 +26,7 @@ Precision resolve_precision(Precision choice, const torch::Device& device, bool 
   if (choice == Precision::AUTO) {
     if (device.is_cuda()) return Precision::TF32;
     // With the board kernels, fp32 was 1.06x bf16 in train and 1.10x a step on a Zen 4 with
-    // AVX-512 BF16, and make all met the default's bars in fp32 (docs/benchmarks.md, issue 32);
+    // AVX-512 BF16, and make all met the default's bars in fp32 (docs/benchmarks.md);
     // with AMX, oneDNN's bf16 kernels use the tile unit, which ours do not (not measured: bf16).
     if (board_kernels && !cpu_has_amx_bf16() &&
         resolve_kernels(Kernels::AUTO, device, Precision::FP32) == Kernels::BOARD)  // where they run in fp32
@@ -54,30 +52,21 @@ AutocastScope::~AutocastScope() {
   set_autocast(device_type_, previous_enabled_, previous_dtype_);
 }
 
-void choose_memory_format(PolicyNet& net) {
-  for (const auto& p : net.parameters())
-    if (p.dim() == 4) {
-      net.use_channels_last();
-      return;
-    }
+Kernels resolve_kernels(Kernels asked, const torch::Device& device, Precision precision) {
+  if (asked != Kernels::AUTO) return asked;
+  if (!device.is_cpu()) return Kernels::TORCH;
+  if (precision == Precision::FP32) return board_isa() >= BoardIsa::AVX2 ? Kernels::BOARD : Kernels::TORCH;
+  // bf16: ours is the weight gradient on AVX512-BF16; with AMX, oneDNN's brgemm kernels use the
+  // tile unit, which ours does not (not measured there, so torch's).
+  return precision == Precision::BF16 && has_bf16_weight_gradient() && !cpu_has_amx_bf16() ? Kernels::BOARD
+                                                                                           : Kernels::TORCH;
 }
 
-torch::Tensor in_net_layout(const PolicyNet& net, const torch::Tensor& planes) {
-  return net.channels_last() ? planes.contiguous(torch::MemoryFormat::ChannelsLast) : planes;
-}
-
-torch::Tensor forward_logits_of(PolicyNet& net, const torch::Tensor& planes, Precision precision,
-                                torch::Tensor (PolicyNet::*forward)(torch::Tensor)) {
-  torch::Tensor logits;
-  {
-    AutocastScope autocast(precision, planes.device());
-    logits = (net.*forward)(in_net_layout(net, planes));
-  }
-  return logits.to(torch::kFloat32);
-}
-
-torch::Tensor forward_logits(PolicyNet& net, const torch::Tensor& planes, Precision precision) {
-  return forward_logits_of(net, planes, precision, &PolicyNet::forward);
+Arithmetic resolve_arithmetic(Precision precision, Kernels kernels, bool board_convolutions,
+                              const torch::Device& device) {
+  const bool board = board_convolutions && kernels != Kernels::TORCH;
+  const Precision resolved = resolve_precision(precision, device, board);
+  return {resolved, board ? resolve_kernels(kernels, device, resolved) : Kernels::TORCH};
 }
 
 }  // namespace legalnet::nn

@@ -1,5 +1,5 @@
-// liblegalnet_cuda.so (nn/cuda_module.h): linked against libtorch_cuda, loaded by nn/device.cpp.
-#include "nn/cuda_module.h"
+// liblegalnet_cuda.so (compute/cuda_module.h): linked against libtorch_cuda, loaded by compute/device.cpp.
+#include "compute/cuda_module.h"
 
 #if defined(LEGALNET_NCCL)
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>

@@ -1,6 +1,7 @@
-// The --precision choices by name, without torch (the command line reads them): the arithmetic
-// a net's forward pass runs in (nn/precision.h runs it). AUTO is resolved per device before a
-// net runs: tf32 on CUDA, bf16 on CPUs with native bf16, fp32 elsewhere.
+// The arithmetic choices by name, without torch (the command lines read them): --precision, what
+// a net's forward pass computes in, and --kernels, who computes a resnet's 3x3 convolutions on a
+// CPU (torch's oneDNN, or ours for 8x8 boards: kernels/kernels.h). AUTO is resolved per device
+// and CPU before a net runs, by the one policy of compute/arithmetic.h.
 #pragma once
 
 #include <array>
@@ -27,5 +28,20 @@ inline constexpr std::array<PrecisionSpec, 4> PRECISIONS{{
 inline const char* precision_name(Precision p) { return choice_of(PRECISIONS, p).name; }
 // Throws legalnet::Error "unknown precision 'x' (expected auto | fp32 | tf32 | bf16)".
 inline Precision parse_precision(std::string_view name) { return find_choice(PRECISIONS, name, "precision").value; }
+
+enum class Kernels { AUTO, TORCH, BOARD };
+
+struct KernelsSpec {
+  Kernels value;
+  const char* name;  // --kernels, options.json's "kernels"
+};
+
+inline constexpr std::array<KernelsSpec, 3> KERNELS{{
+    {Kernels::AUTO, "auto"},
+    {Kernels::TORCH, "torch"},
+    {Kernels::BOARD, "board"},
+}};
+
+inline const char* kernels_name(Kernels k) { return choice_of(KERNELS, k).name; }
 
 }  // namespace legalnet::nn

@@ -1,4 +1,4 @@
-#include "nn/bce_rows.h"
+#include "kernels/bce_rows.h"
 
 #include <cstring>
 
@@ -8,7 +8,7 @@ namespace {
 
 constexpr int MAX_LANES = 16;
 
-// Vectors of N floats and N int32 (GCC's vector extensions, as nn/tile_gemm.cpp): compiled to
+// Vectors of N floats and N int32 (GCC's vector extensions, as kernels/tile_gemm.cpp): compiled to
 // AVX-512, AVX2 or SSE by the target of the function they are inlined into.
 template <int N>
 struct Lanes {
@@ -50,7 +50,7 @@ template <int N>
   using F = typename Lanes<N>::F;
   using I = typename Lanes<N>::I;
   const F zero = F{} + 0.0f;
-  const F a = z < zero ? -z : z;                 // NaN stays NaN and is caught below
+  const F a = z < zero ? -z : z;  // NaN stays NaN and is caught below
   F e;
   exp_nonpositive<N>(a < 87.0f ? -a : zero - 87.0f, &e);
   const F q = 1.0f / (1.0f + e);

@@ -1,4 +1,6 @@
-#include "nn/board_wgrad_bf16.h"
+#include "kernels/board_wgrad_bf16.h"
+
+#include "kernels/cpu_isa.h"
 
 #include <immintrin.h>
 
@@ -87,6 +89,8 @@ bool cpu_has_amx_bf16() {
   }();
   return has;
 }
+
+bool has_bf16_weight_gradient() { return board_isa() == BoardIsa::AVX512 && cpu_has_avx512_bf16(); }
 
 bool bf16_wgrad_shapes(int64_t channels, int64_t outputs) {
   return channels > 0 && outputs > 0 && channels % 16 == 0 && outputs % OUTPUT_BLOCK == 0;

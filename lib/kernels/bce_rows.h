@@ -1,13 +1,12 @@
 // Binary cross-entropy with logits, one batch row at a time, for the training loss on a CPU
-// (nn/loss.cpp): the logits are read where the net wrote them (a row of its policy output,
-// float or bf16, at given columns) and the targets at the trained move indices, so the loss
-// needs no gather, no cast and no scatter of its own; one vectorised pass gives each row's loss
-// and the gradient of each logit. No torch.
+// (nn/loss.cpp through kernels.h): the logits are read where the net wrote them and the targets
+// at the trained move indices, so the loss needs no gather, no cast and no scatter of its own;
+// one vectorised pass gives each row's loss and the gradient of each logit. No torch.
 #pragma once
 
 #include <cstdint>
 
-#include "nn/tile_gemm.h"
+#include "kernels/cpu_isa.h"
 
 namespace legalnet::nn {
 

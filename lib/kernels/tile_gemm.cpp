@@ -1,4 +1,4 @@
-#include "nn/tile_gemm.h"
+#include "kernels/tile_gemm.h"
 
 #include <algorithm>
 #include <atomic>
@@ -25,7 +25,7 @@ namespace {
 #pragma GCC target("avx512f")
 namespace avx512 {
 constexpr int LANES = 16, ROWS = 8;
-#include "nn/tile_gemm_kernel.inc"
+#include "kernels/tile_gemm_kernel.inc"
 }  // namespace avx512
 #pragma GCC pop_options
 
@@ -33,13 +33,13 @@ constexpr int LANES = 16, ROWS = 8;
 #pragma GCC target("avx2,fma")
 namespace avx2 {
 constexpr int LANES = 8, ROWS = 6;
-#include "nn/tile_gemm_kernel.inc"
+#include "kernels/tile_gemm_kernel.inc"
 }  // namespace avx2
 #pragma GCC pop_options
 
 namespace sse {
 constexpr int LANES = 4, ROWS = 4;
-#include "nn/tile_gemm_kernel.inc"
+#include "kernels/tile_gemm_kernel.inc"
 }  // namespace sse
 
 std::atomic<int> isa_cap{int(BoardIsa::AVX512)};

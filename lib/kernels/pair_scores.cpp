@@ -1,4 +1,4 @@
-#include "nn/pair_scores.h"
+#include "kernels/kernels.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "nn/tile_gemm.h"
+#include "kernels/tile_gemm.h"
 
 namespace legalnet::nn {
 
@@ -63,10 +63,8 @@ struct PairScoresFunction : torch::autograd::Function<PairScoresFunction> {
         float* dsq = out + n * SQUARES * b.row();
         // dQ[from] = sum_to dS[from][to] K[to]; dK[to] = sum_from dS[from][to] Q[from] (dS read
         // transposed through A's strides); then both times 1/sqrt(d).
-        tile_gemm(isa, int(SQUARES), int(SQUARES), int(b.d), {dS, SQUARES, 1, sq + b.d, b.row()}, dsq, b.row(),
-                  false);
-        tile_gemm(isa, int(SQUARES), int(SQUARES), int(b.d), {dS, 1, SQUARES, sq, b.row()}, dsq + b.d, b.row(),
-                  false);
+        tile_gemm(isa, int(SQUARES), int(SQUARES), int(b.d), {dS, SQUARES, 1, sq + b.d, b.row()}, dsq, b.row(), false);
+        tile_gemm(isa, int(SQUARES), int(SQUARES), int(b.d), {dS, 1, SQUARES, sq, b.row()}, dsq + b.d, b.row(), false);
         for (int64_t i = 0; i < SQUARES * b.row(); ++i) dsq[i] *= scale;
       }
     });

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "nn/precision.h"
+#include "compute/arithmetic.h"
 #include "util/machine.h"
 
 namespace legalnet::nn {
@@ -13,7 +13,7 @@ namespace legalnet::nn {
 // "auto" (CUDA when available, else CPU), "cpu", "cuda" or "cuda:N"; throws legalnet::Error
 // naming the reason (no CUDA in this build, no driver, no GPU visible) when CUDA is asked for
 // and missing. Call it before any work: it is the check of --device. auto and cuda load CUDA's part
-// of legalnet (nn/cuda_module.h) here, so nothing may ask torch about CUDA before.
+// of legalnet (compute/cuda_module.h) here, so nothing may ask torch about CUDA before.
 torch::Device pick_device(const std::string& spec);
 
 // Why "auto" would pick the CPU (empty when a GPU is usable), for the tools' verbose output.

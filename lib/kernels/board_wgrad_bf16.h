@@ -1,5 +1,5 @@
 // The weight gradient of a 3x3 convolution (stride 1, padding 1) over 8x8 boards in bf16, for
-// the bf16 training step on a CPU with AVX512-BF16 (nn/board_conv.h, board_conv3x3_bf16).
+// the bf16 training step on a CPU with AVX512-BF16 (kernels.h, board_conv3x3_bf16).
 // oneDNN's kernel for it on AVX-512 without AMX (jit_bf16:avx512_core_bf16) ran at ~275 GFLOP/s
 // where its forward and data-gradient kernels reach ~420-450 (batch 256, 32 channels, 2 Zen 4
 // cores): 12 ms of the default's ~46 ms bf16 step (docs/benchmarks.md, issue 32).
@@ -16,11 +16,6 @@
 #include <cstdint>
 
 namespace legalnet::nn {
-
-// Whether this CPU has AVX512-BF16 (vdpbf16ps), and whether it has AMX-BF16 (where oneDNN's
-// brgemm kernels are expected to be the faster ones: not measured here).
-bool cpu_has_avx512_bf16();
-bool cpu_has_amx_bf16();
 
 // The shapes the kernel takes: channels a multiple of 16, outputs of 8.
 bool bf16_wgrad_shapes(int64_t channels, int64_t outputs);

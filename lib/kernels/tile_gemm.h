@@ -1,4 +1,4 @@
-// The small matrix products of the board kernels (nn/board_conv.cpp): C (+)= A B for one
+// The small matrix products of the board kernels (board_conv.cpp): C (+)= A B for one
 // transform-domain position of a block of tiles, A [rows x depth] read with any strides (so that
 // A^T needs no copy), B [depth x n] and C [rows x n] row-major, n a multiple of 16 (the board
 // kernels pad their channels to 16). Small enough to stay in L1/L2 with the transforms around
@@ -8,18 +8,9 @@
 
 #include <cstdint>
 
+#include "kernels/cpu_isa.h"
+
 namespace legalnet::nn {
-
-// The instruction sets the board kernels have code for, in increasing order.
-enum class BoardIsa { BASELINE, AVX2, AVX512 };
-const char* board_isa_name(BoardIsa isa);
-
-// The best the CPU has, lowered to AVX2 when ONEDNN_MAX_CPU_ISA asks oneDNN for AVX2 or less
-// (the way this project imitates an AVX2-only CPU: our kernels follow torch's), and to the cap
-// set below.
-BoardIsa board_isa();
-// Tests run every lower instruction set on a CPU that has more.
-void board_isa_cap(BoardIsa cap);
 
 constexpr int TILE_GEMM_COLUMNS = 16;  // n and ldb/ldc are multiples of this
 
@@ -31,7 +22,6 @@ struct TileOperand {
 };
 
 // C[r][0..n) = (accumulate ? C[r][0..n) : 0) + sum_d A(r, d) B[d][0..n), for r < rows.
-void tile_gemm(BoardIsa isa, int rows, int depth, int n, const TileOperand& ab, float* c, int64_t ldc,
-               bool accumulate);
+void tile_gemm(BoardIsa isa, int rows, int depth, int n, const TileOperand& ab, float* c, int64_t ldc, bool accumulate);
 
 }  // namespace legalnet::nn

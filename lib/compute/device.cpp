@@ -1,4 +1,4 @@
-#include "nn/device.h"
+#include "compute/device.h"
 
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <dlfcn.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <thread>
 
-#include "nn/cuda_module.h"
+#include "compute/cuda_module.h"
 #include "util/error.h"
 #include "util/thread_pool.h"
 #include "util/version.h"
@@ -40,8 +40,7 @@ std::string ask_driver() {
   auto cu_count = reinterpret_cast<CuDeviceGetCount>(dlsym(driver, "cuDeviceGetCount"));
   if (!cu_init || !cu_count) return "the NVIDIA driver (libcuda.so.1) lacks cuInit";
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  const std::string visible_note =
-      visible ? std::string(" (CUDA_VISIBLE_DEVICES='") + visible + "')" : std::string();
+  const std::string visible_note = visible ? std::string(" (CUDA_VISIBLE_DEVICES='") + visible + "')" : std::string();
   int count = 0;
   if (const int status = cu_init(0); status == 100)  // CUDA_ERROR_NO_DEVICE
     return "no GPU is visible" + visible_note;
@@ -101,9 +100,7 @@ void* cuda_module(std::string* why) {
   return module.handle;
 }
 
-std::string cpu_fallback_reason() {
-  return cuda_usable() ? std::string() : why_no_cuda();
-}
+std::string cpu_fallback_reason() { return cuda_usable() ? std::string() : why_no_cuda(); }
 
 torch::Device pick_device(const std::string& spec) {
   if (spec == "auto") return cuda_usable() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
@@ -129,9 +126,7 @@ torch::Device pick_device(const std::string& spec) {
   throw Error("--device " + spec + ": expected auto, cpu, cuda or cuda:N");
 }
 
-void configure_threads(int threads) {
-  torch::set_num_threads(worker_threads(threads));
-}
+void configure_threads(int threads) { torch::set_num_threads(worker_threads(threads)); }
 
 void keep_freed_memory() {
 #ifdef M_MMAP_THRESHOLD

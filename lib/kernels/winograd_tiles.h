@@ -1,4 +1,4 @@
-// The Winograd tile transforms of the board kernels (nn/board_conv.cpp), one board's tiles at
+// The Winograd tile transforms of the board kernels (kernels/board_conv.cpp), one board's tiles at
 // a time: the input transform (board -> transform domain), the output transform (products ->
 // board) and their transposes for the backward pass. Templates over the vector type, so that
 // board_conv.cpp compiles them for AVX-512, AVX2+FMA and the baseline, and over the tile's place
@@ -102,8 +102,7 @@ template <typename Vec>
 // the constant matrices, their zeros, ones and the border fold away.
 template <int R, int I, int J, int O, typename Vec, typename X, typename Put, typename Left, typename Right,
           typename LiveRow, typename LiveCol>
-[[gnu::always_inline]] inline void sandwich(X x, Put put, Left left, Right right, LiveRow live_row,
-                                            LiveCol live_col) {
+[[gnu::always_inline]] inline void sandwich(X x, Put put, Left left, Right right, LiveRow live_row, LiveCol live_col) {
   Vec tmp[R][J];
 #pragma GCC unroll 8
   for (int e = 0; e < J; ++e) {

@@ -1,4 +1,4 @@
-#include "nn/board_norm.h"
+#include "kernels/kernels.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
@@ -189,8 +189,7 @@ struct NormReluFunction : torch::autograd::Function<NormReluFunction> {
     std::vector<float> part_g(size_t(ch.count * C)), part_gx(size_t(ch.count * C));
     ch.each([&](int64_t k) {
       const int64_t o = ch.first(k) * C;
-      chunk_gradient_sums(xp + o, yp + o, gp + o, ch.size(k), C, mean, &part_g[size_t(k * C)],
-                          &part_gx[size_t(k * C)]);
+      chunk_gradient_sums(xp + o, yp + o, gp + o, ch.size(k), C, mean, &part_g[size_t(k * C)], &part_gx[size_t(k * C)]);
     });
     const auto n_channels = static_cast<size_t>(C);
     std::vector<double> sum_g(n_channels, 0.0), sum_gx(n_channels, 0.0);
@@ -221,7 +220,13 @@ struct NormReluFunction : torch::autograd::Function<NormReluFunction> {
       chunk_gradients(xp + o, yp + o, gp + o, ch.size(k), C, mean, a_t.data_ptr<float>(), b_t.data_ptr<float>(),
                       d_t.data_ptr<float>(), gxp + o, grp != nullptr ? grp + o : nullptr);
     });
-    return {gx, floats(g_weight), floats(sum_g), g_residual, torch::Tensor(), torch::Tensor(), torch::Tensor(),
+    return {gx,
+            floats(g_weight),
+            floats(sum_g),
+            g_residual,
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
             torch::Tensor()};
   }
 };

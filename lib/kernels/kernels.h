@@ -1,0 +1,77 @@
+// The CPU kernels for 8x8 boards (train and evaluate --kernels board), behind this one header:
+// the resnet's 3x3 convolutions (Winograd F(4x4,3x3) in fp32; the weight gradient in bf16 on
+// AVX512-BF16), its batch norm + residual + ReLU, the pairs head's scores, and the training
+// loss's per-row BCE. Each is one autograd node (or a plain loop) giving torch's numbers up to
+// rounding, with the weights in torch's layouts: the model file does not change. What runs them,
+// and when, is compute/arithmetic.h's policy. Code outside kernels/ includes this header only;
+// its two torch-free parts (cpu_isa.h, bce_rows.h) serve the torch-free sources beside it.
+// Figures: docs/results.md and docs/benchmarks.md.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+
+#include "kernels/bce_rows.h"
+#include "kernels/cpu_isa.h"
+
+namespace legalnet::nn {
+
+// ---- 3x3 convolutions --------------------------------------------------------------------
+
+// Output tile size: 4 (F(4x4,3x3), the default: fewer multiplications and 2.25x the input's
+// memory where F(2x2) takes 4x) or 2 (exact up to rounding like the direct convolution).
+enum class WinogradTile { F2 = 2, F4 = 4 };
+
+// Whether board_conv3x3 handles these: a CPU fp32 tensor [B,C,8,8] and a [K,C,3,3] weight,
+// with autocast off. Otherwise the caller runs torch::conv2d.
+bool board_conv_applies(const torch::Tensor& x, const torch::Tensor& weight);
+
+// conv2d(x, weight, no bias, stride 1, padding 1) for x [B,C,8,8], weight [K,C,3,3]: the
+// result is [B,K,8,8] in channels-last layout; differentiable in x and weight. An 8x8 board is 4
+// tiles of 6x6 and 36 multiplications per tile and channel pair, where the direct convolution
+// does 576 per board; a block of 4 boards goes through the transforms and the small products
+// (tile_gemm.h) while it is in cache.
+torch::Tensor board_conv3x3(const torch::Tensor& x, const torch::Tensor& weight, WinogradTile tile = WinogradTile::F4);
+
+// In bf16 the board kernels take the weight gradient only (board_wgrad_bf16.h: oneDNN's was the
+// one slow bf16 kernel of the step); forward and input gradient stay torch's.
+// Whether board_conv3x3_bf16 handles these: a CPU bf16 x [B,C,8,8] with C a multiple of 16, a
+// [K,C,3,3] weight with K a multiple of 8 that needs its gradient (inference is torch's alone),
+// on a CPU with AVX512-BF16 (not capped below AVX-512).
+bool board_conv_bf16_applies(const torch::Tensor& x, const torch::Tensor& weight);
+// conv2d(x, weight in bf16, no bias, stride 1, padding 1); differentiable in x and weight (the
+// weight's gradient reaches it through the cast to bf16).
+torch::Tensor board_conv3x3_bf16(const torch::Tensor& x, const torch::Tensor& weight);
+
+// ---- batch norm + residual + ReLU ---------------------------------------------------------
+
+// relu(batch_norm(x) [+ residual]) over channels-last fp32 boards in training mode, in one node
+// where torch runs three to five (each with its own pass over the batch, forward and backward).
+// The module's parameters and running statistics are used and updated exactly as
+// torch::nn::BatchNorm2d does.
+// Whether board_norm_relu handles these: a CPU fp32 tensor [B,C,H,W] in channels-last layout,
+// a BatchNorm2d in training mode with its affine parameters and running statistics, autocast
+// off. Otherwise the caller runs the module and torch's relu.
+bool board_norm_applies(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& norm);
+// relu(norm(x) + residual) (residual may be undefined: relu(norm(x))). Differentiable in x,
+// residual and the norm's weight and bias; updates the running statistics and the batch count.
+torch::Tensor board_norm_relu(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& norm,
+                              const torch::Tensor& residual = {});
+
+// ---- the pairs head's scores --------------------------------------------------------------
+
+// For each board S = Q K^T / sqrt(d) of every (from, to) square pair, Q and K the [64, d] query
+// and key, and in the backward pass dQ = dS K / sqrt(d) and dK = dS^T Q / sqrt(d): each a
+// product on one board in cache, where torch's batched matmul streams them.
+// Whether board_pair_scores handles `squares`: a contiguous CPU fp32 [B, 64, 2d] with d a
+// multiple of 16 (the products' column multiple), autocast off. Otherwise the caller uses
+// torch's matmul.
+bool board_pair_scores_applies(const torch::Tensor& squares);
+// squares [B, 64, 2d]: each square's query (channels 0..d) and key (d..2d). The result is
+// [B, 4096], score from * 64 + to = query(from) . key(to) / sqrt(d); differentiable in squares.
+torch::Tensor board_pair_scores(const torch::Tensor& squares);
+
+// ---- the training loss's rows: bce_rows.h (BceRow, bce_row) -------------------------------
+
+}  // namespace legalnet::nn
