@@ -38,8 +38,15 @@ std::string to_uci(Move m) {
 
 Move parse_uci(const Position& pos, std::string_view text) {
   const MoveList legal(pos);
-  for (Move m : legal)
+  for (Move m : legal) {
     if (to_uci(m) == text) return m;
+    // Castling also as the king taking its own rook (e1h1, e8a8): UCI_Chess960's spelling, which
+    // some GUIs send in standard chess too, and python-chess reads.
+    if (m.kind() == MoveKind::CASTLING && text.size() == 4) {
+      const Square rook = Square(m.to() > m.from() ? m.from() + 3 : m.from() - 4);
+      if (to_uci(Move(m.from(), rook)) == text) return m;
+    }
+  }
   if (text.size() < 4 || text.size() > 5 || !is_file(text[0]) || !is_rank(text[1]) || !is_file(text[2]) ||
       !is_rank(text[3]))
     san_error(text, "not UCI notation");

@@ -10,7 +10,8 @@ namespace legalnet::chess {
 
 // UCI long algebraic notation; castling is the king's move (e1g1).
 std::string to_uci(Move m);
-// Parses UCI notation and returns the legal move it names; throws legalnet::Error otherwise.
+// A legal move of pos from UCI text ("e2e4", "e7e8q"; castling as "e1g1" or, as UCI_Chess960
+// writes it, the king taking its rook: "e1h1"); throws legalnet::Error otherwise.
 Move parse_uci(const Position& pos, std::string_view text);
 
 // Appends the SAN of a legal move without its check suffix; `legal` holds the legal moves of

@@ -74,6 +74,7 @@ struct ColumnSpec {
   const char* name;
   Element element;
   std::array<int, 3> tail;
+  const char* description;  // the dataset's "description" attribute (docs/dataset.md's tables)
   constexpr int tail_rank() const { return tail[0] ? (tail[1] ? (tail[2] ? 3 : 2) : 1) : 0; }
   constexpr int elements_per_row() const {
     return (tail[0] ? tail[0] : 1) * (tail[1] ? tail[1] : 1) * (tail[2] ? tail[2] : 1);
@@ -94,26 +95,42 @@ enum class RowColumn : uint8_t {
   FULLMOVE_NUMBER,
 };
 inline constexpr ColumnSpec ROW_COLUMNS[] = {
-    {POSITIONS, Element::INT8, {encode::PLANES, 8, 8}},
-    {LEGAL_MOVES, Element::UINT8, {encode::MOVE_INDICES}},
-    {PLAYED_MOVE, Element::INT16, {}},
-    {PLAYED_PROMOTION, Element::INT8, {}},
-    {GAME, Element::INT64, {}},
-    {PLY, Element::INT32, {}},
-    {CASTLING, Element::UINT8, {}},
-    {EN_PASSANT, Element::INT8, {}},
-    {HALFMOVE_CLOCK, Element::INT32, {}},
-    {FULLMOVE_NUMBER, Element::INT32, {}},
+    {POSITIONS,
+     Element::INT8,
+     {encode::PLANES, 8, 8},
+     "the board planes: the root attributes planes and plane_convention"},
+    {LEGAL_MOVES,
+     Element::UINT8,
+     {encode::MOVE_INDICES},
+     "1 at from*64 + to for every legal move (the root attribute move_index)"},
+    {PLAYED_MOVE,
+     Element::INT16,
+     {},
+     "index from*64 + to of the move played from this position; -1 for a final position"},
+    {PLAYED_PROMOTION, Element::INT8, {}, "0, or the promotion piece of the played move: 2 N, 3 B, 4 R, 5 Q"},
+    {GAME, Element::INT64, {}, "the row of this position's game in games/"},
+    {PLY, Element::INT32, {}, "plies played in the game before this position"},
+    {CASTLING, Element::UINT8, {}, "castling rights: 1 = K, 2 = Q, 4 = k, 8 = q"},
+    {EN_PASSANT, Element::INT8, {}, "square (a1 = 0, h8 = 63) of a legal en-passant capture, or -1"},
+    {HALFMOVE_CLOCK, Element::INT32, {}, "plies since the last capture or pawn move"},
+    {FULLMOVE_NUMBER, Element::INT32, {}, "the FEN fullmove number"},
 };
 constexpr size_t ROW_COLUMN_COUNT = std::size(ROW_COLUMNS);
 constexpr const ColumnSpec& spec(RowColumn c) { return ROW_COLUMNS[size_t(c)]; }
 
 enum class GameColumn : uint8_t { FIRST_ROW, NUM_ROWS, PLIES, SOURCE, SOURCE_NUMBER, SOURCE_LINE, RESULT, TERMINATION };
 inline constexpr ColumnSpec GAME_COLUMNS[] = {
-    {GAME_FIRST_ROW, Element::INT64, {}},     {GAME_NUM_ROWS, Element::INT32, {}},
-    {GAME_PLIES, Element::INT32, {}},         {GAME_SOURCE, Element::INT32, {}},
-    {GAME_SOURCE_NUMBER, Element::INT64, {}}, {GAME_SOURCE_LINE, Element::INT64, {}},
-    {GAME_RESULT, Element::INT8, {}},         {GAME_TERMINATION, Element::INT8, {}},
+    {GAME_FIRST_ROW, Element::INT64, {}, "the game's first row: its rows are first_row .. first_row + num_rows - 1"},
+    {GAME_NUM_ROWS, Element::INT32, {}, "the game's rows"},
+    {GAME_PLIES, Element::INT32, {}, "moves in the game"},
+    {GAME_SOURCE, Element::INT32, {}, "index into the root attribute sources (the input files)"},
+    {GAME_SOURCE_NUMBER, Element::INT64, {}, "1-based number of the game in that file"},
+    {GAME_SOURCE_LINE, Element::INT64, {}, "line of the game's first tag or move in that file"},
+    {GAME_RESULT, Element::INT8, {}, "1 = 1-0, 0 = 1/2-1/2, -1 = 0-1, -2 = * or missing"},
+    {GAME_TERMINATION,
+     Element::INT8,
+     {},
+     "how the final position ends the game by the rules (the root attribute termination_codes)"},
 };
 constexpr size_t GAME_COLUMN_COUNT = std::size(GAME_COLUMNS);
 constexpr const ColumnSpec& spec(GameColumn c) { return GAME_COLUMNS[size_t(c)]; }

@@ -230,9 +230,12 @@ Handle create_column(hid_t parent, const ColumnSpec& column, hsize_t rows, hsize
     check_status(H5Pset_deflate(dcpl, DEFLATE_LEVEL), file, column.name);
   }
   check_status(H5Pset_obj_track_times(dcpl, false), file, column.name);
-  return Handle(
+  Handle dataset(
       check(H5Dcreate2(parent, column.name, native_type(column.element), space, H5P_DEFAULT, dcpl, H5P_DEFAULT), file,
             std::string("create dataset ") + column.name));
+  // What the column holds, for a reader who opens the file in h5py or HDFView.
+  write_string_attribute(dataset, "description", column.description, file);
+  return dataset;
 }
 
 std::vector<hsize_t> select_rows(hid_t space, hsize_t first, hsize_t count, const std::string& file,

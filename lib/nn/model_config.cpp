@@ -84,7 +84,10 @@ const ModelSpec RESNET{
              (c.policy_head == PolicyHead::TYPES ? "" : std::string(" ") + c.policy_head_name()) + with_inputs(c);
     },
     make_resnet,
-    true};
+    true,
+    1e-2,
+    25000,
+    PolicyHead::PAIRS};
 
 const ModelSpec ATTENTION{ModelKind::ATTENTION,
                           "attention",

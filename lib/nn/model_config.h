@@ -27,6 +27,29 @@ struct ModelSizes {
 // python/legalnet/model_file.py's _LIMITS).
 constexpr ModelSizes MAX_SIZES{.hidden = 65536, .blocks = 256, .channels = 4096, .heads = 64};
 
+// resnet: "lines" mixes each block's features along the rank, file and both diagonals of every
+// square (LineMixing in nn/models.h), so one block carries a line across the board; "none" (the
+// default, and files written before the option) is the plain 3x3 block.
+enum class Mixing { NONE, LINES };
+struct MixingSpec {
+  Mixing value;
+  const char* name;  // train --mixing, the model file's "mixing"
+};
+inline constexpr std::array<MixingSpec, 2> MIXINGS{{{Mixing::NONE, "none"}, {Mixing::LINES, "lines"}}};
+
+// resnet: "types" (the default, and files written before the option) scores a move from its
+// from-square alone, one 1x1-convolution channel per move type; "pairs" adds the scaled dot
+// product of a query of the from-square and a key of the to-square (ResNetImpl), so what stands
+// on, or attacks, the to-square reaches the move's logit without crossing the board. AUTO is
+// train's --policy-head auto (the architecture's, ModelSpec::policy_head), never a model's.
+enum class PolicyHead { AUTO, TYPES, PAIRS };
+struct PolicyHeadSpec {
+  PolicyHead value;
+  const char* name;  // train --policy-head, the model file's "policy_head"
+};
+inline constexpr std::array<PolicyHeadSpec, 3> POLICY_HEADS{
+    {{PolicyHead::AUTO, "auto"}, {PolicyHead::TYPES, "types"}, {PolicyHead::PAIRS, "pairs"}}};
+
 // One row per model kind: what the command line, the model files, the FLOP and weight counts
 // and the factory know about it. A new kind is a row here and its module in nn/models.h.
 struct ModelSpec {
@@ -45,35 +68,21 @@ struct ModelSpec {
   std::shared_ptr<PolicyNet> (*make)(const ModelConfig&);
   // Its 3x3 convolutions can run on the board kernels (compute/arithmetic.h, resolve_arithmetic).
   bool board_convolutions = false;
+  // What train takes for the options left out (run/train/options.h, default_lr):
+  // - lr, the peak learning rate (--lr 0) for a schedule of lr_steps or more (0: any length); the
+  //   resnet's was measured at 25,000 steps (1e-2 against 2e-3 to 3.2e-2: docs/benchmarks.md), the
+  //   others keep the 2e-3 they were run with, not tuned; shorter schedules take higher rates;
+  // - policy_head, --policy-head auto's: the resnet's pairs head (docs/benchmarks.md: more exact
+  //   sets on the placements at the same steps); the other kinds have one head.
+  double lr = 2e-3;
+  int64_t lr_steps = 0;
+  PolicyHead policy_head = PolicyHead::TYPES;
 };
 
 extern const std::array<ModelSpec, 4> MODEL_SPECS;
 const ModelSpec& model_spec(ModelKind kind);
 // Throws legalnet::Error "unknown model 'x' (expected mlp | conv | resnet | attention)".
 ModelKind parse_model_kind(std::string_view name);
-
-// resnet: "lines" mixes each block's features along the rank, file and both diagonals of every
-// square (LineMixing in nn/models.h), so one block carries a line across the board; "none" (the
-// default, and files written before the option) is the plain 3x3 block.
-enum class Mixing { NONE, LINES };
-struct MixingSpec {
-  Mixing value;
-  const char* name;  // train --mixing, the model file's "mixing"
-};
-inline constexpr std::array<MixingSpec, 2> MIXINGS{{{Mixing::NONE, "none"}, {Mixing::LINES, "lines"}}};
-
-// resnet: "types" (the default, and files written before the option) scores a move from its
-// from-square alone, one 1x1-convolution channel per move type; "pairs" adds the scaled dot
-// product of a query of the from-square and a key of the to-square (ResNetImpl), so what stands
-// on, or attacks, the to-square reaches the move's logit without crossing the board. AUTO is
-// train's --policy-head auto (the architecture's: run/train/options.h), never a model's.
-enum class PolicyHead { AUTO, TYPES, PAIRS };
-struct PolicyHeadSpec {
-  PolicyHead value;
-  const char* name;  // train --policy-head, the model file's "policy_head"
-};
-inline constexpr std::array<PolicyHeadSpec, 3> POLICY_HEADS{
-    {{PolicyHead::AUTO, "auto"}, {PolicyHead::TYPES, "types"}, {PolicyHead::PAIRS, "pairs"}}};
 
 // The most weights a net may have (4 GiB in fp32): the largest sizes the options admit
 // multiply to far more (a resnet 256x4096 has 77 G).

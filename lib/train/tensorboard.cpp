@@ -115,6 +115,23 @@ std::string scalar_value(const Scalar& scalar) {
   return value;
 }
 
+// A Summary.Value { string tag = 1; TensorProto tensor = 8 (when not empty); SummaryMetadata
+// metadata = 9 { PluginData plugin_data = 1 { string plugin_name = 1; bytes content = 2 } } }:
+// what a plugin (text, hparams) reads; the content left out when empty.
+namespace {
+std::string plugin_value(std::string_view tag, std::string_view plugin_name, std::string_view content,
+                         std::string_view tensor) {
+  std::string plugin, metadata, value;
+  put_bytes(plugin, 1, plugin_name);
+  if (!content.empty()) put_bytes(plugin, 2, content);
+  put_bytes(metadata, 1, plugin);
+  put_bytes(value, 1, tag);
+  if (!tensor.empty()) put_bytes(value, 8, tensor);
+  put_bytes(value, 9, metadata);
+  return value;
+}
+}  // namespace
+
 std::string text_value(std::string_view tag, std::string_view markdown) {
   // TensorProto { DataType dtype = 1 (DT_STRING = 7); TensorShapeProto tensor_shape = 2
   // { repeated Dim dim = 2 { int64 size = 1 } }; repeated bytes string_val = 8; }
@@ -126,15 +143,8 @@ std::string text_value(std::string_view tag, std::string_view markdown) {
   put_varint(tensor, 7);
   put_bytes(tensor, 2, shape);
   put_bytes(tensor, 8, markdown);
-  // SummaryMetadata { PluginData plugin_data = 1 { string plugin_name = 1; bytes content = 2 } }:
-  // the text plugin's content, TextPluginData at version 0, is empty.
-  std::string plugin, metadata, value;
-  put_bytes(plugin, 1, "text");
-  put_bytes(metadata, 1, plugin);
-  put_bytes(value, 1, tag);
-  put_bytes(value, 8, tensor);
-  put_bytes(value, 9, metadata);
-  return value;
+  // The text plugin's content, TextPluginData at version 0, is empty.
+  return plugin_value(tag, "text", "", tensor);
 }
 
 namespace {
@@ -143,14 +153,9 @@ namespace {
 // content HParamsPluginData { int32 version = 1 (0, left out); oneof data { Experiment
 // experiment = 2; SessionStartInfo session_start_info = 3; ... } } }.
 std::string hparams_value(std::string_view tag, int data_field, std::string_view data) {
-  std::string content, plugin, metadata, value;
+  std::string content;
   put_bytes(content, data_field, data);
-  put_bytes(plugin, 1, "hparams");
-  put_bytes(plugin, 2, content);
-  put_bytes(metadata, 1, plugin);
-  put_bytes(value, 1, tag);
-  put_bytes(value, 9, metadata);
-  return value;
+  return plugin_value(tag, "hparams", content, {});
 }
 
 void put_double(std::string& out, int field, double value) {

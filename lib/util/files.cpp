@@ -1,6 +1,7 @@
 #include "util/files.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -216,14 +217,49 @@ AtomicPath::AtomicPath(std::string target, Links links)
       throw Error("'" + target + "' is a device, FIFO or socket; this output must be a regular file");
   }
   install_temp_file_cleanup();
+  if (links == Links::FOLLOW) lock_target(target);
   temp_ = temp_name(target_);
   slot_ = register_temp(temp_);
+}
+
+void AtomicPath::lock_target(const std::string& named) {
+  lock_ = target_ + ".lock";
+  for (int tries = 0; tries < 16; ++tries) {
+    // O_NOFOLLOW: a link planted under the lock's name is refused, never written through.
+    const int fd = open(lock_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) throw Error("cannot create '" + lock_ + "', the lock of '" + named + "': " + errno_text());
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      close(fd);
+      if (error == EWOULDBLOCK)
+        throw Error("'" + named + "' is being written by another run (it holds '" + lock_ +
+                    "'); wait for that run, or write elsewhere");
+      errno = error;
+      throw Error("cannot lock '" + lock_ + "' for '" + named + "': " + errno_text());
+    }
+    // The lock holds only while the file is the one under the name: a run that finished
+    // unlinks its lock, and one that took the name again may have made another.
+    struct stat by_fd, by_name;
+    if (fstat(fd, &by_fd) == 0 && lstat(lock_.c_str(), &by_name) == 0 && by_fd.st_dev == by_name.st_dev &&
+        by_fd.st_ino == by_name.st_ino) {
+      lock_fd_ = fd;
+      lock_slot_ = register_temp(lock_);  // gone with the temporary on SIGINT, SIGTERM or SIGHUP
+      return;
+    }
+    close(fd);
+  }
+  throw Error("cannot lock '" + lock_ + "' for '" + named + "': it keeps being replaced");
 }
 
 AtomicPath::~AtomicPath() {
   if (fd_ >= 0) close(fd_);
   if (!committed_) unlink(temp_.c_str());
   unregister_temp(slot_);
+  if (lock_fd_ >= 0) {  // unlinked while still held: no other run locks the old file meanwhile
+    unlink(lock_.c_str());
+    close(lock_fd_);
+    unregister_temp(lock_slot_);
+  }
 }
 
 int AtomicPath::create() {

@@ -21,6 +21,9 @@ enum class Links { FOLLOW, REPLACE };
 // commit() and removed by the destructor, or by SIGINT/SIGTERM/SIGHUP, if not committed.
 // An interrupted or failed run therefore never leaves a file under the target's name.
 // A directory, device, FIFO or socket at the target is refused before anything is written.
+// A target the user names (FOLLOW) is locked while the AtomicPath lives (an flock on
+// target + ".lock", removed at the end): a second run writing the same output is refused in
+// one line at its start, instead of the two runs' files being mixed.
 class AtomicPath {
  public:
   explicit AtomicPath(std::string target, Links links = Links::FOLLOW);
@@ -45,10 +48,14 @@ class AtomicPath {
   void commit();
 
  private:
+  void lock_target(const std::string& named);
+
   std::string target_;
   std::string temp_;
+  std::string lock_;
   int slot_ = -1;  // entry in the signal handler's list of paths to remove
-  int fd_ = -1;    // the temporary, once create() made it
+  int lock_fd_ = -1, lock_slot_ = -1;
+  int fd_ = -1;  // the temporary, once create() made it
   bool synced_ = false, committed_ = false;
 };
 

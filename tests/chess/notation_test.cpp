@@ -107,6 +107,19 @@ TEST(San, RejectsIllegalAmbiguousAndGarbage) {
   EXPECT_EQ(test::error_of([&] { parse_uci(start, "zz"); }), "move 'zz': not UCI notation");
 }
 
+// Castling as UCI_Chess960 writes it, the king taking its own rook, names the castling move; a
+// king move onto its rook where castling is not legal stays refused.
+TEST(Notation, CastlingAsTheKingTakingItsRook) {
+  const Position both("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1");
+  EXPECT_EQ(parse_uci(both, "e1h1"), parse_uci(both, "e1g1"));
+  EXPECT_EQ(parse_uci(both, "e1a1"), parse_uci(both, "e1c1"));
+  EXPECT_EQ(parse_uci(both, "e1h1").kind(), MoveKind::CASTLING);
+  const Position black("r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 0 1");
+  EXPECT_EQ(parse_uci(black, "e8a8"), parse_uci(black, "e8c8"));
+  const Position no_rights("r3k2r/8/8/8/8/8/8/R3K2R w - - 0 1");
+  EXPECT_NE(test::error_of([&] { parse_uci(no_rights, "e1h1"); }).find("illegal in"), std::string::npos);
+}
+
 TEST(Notation, CastlingDroppedNoteNamesTheRights) {
   EXPECT_EQ(castling_dropped_note("Kq"), "castling rights 'Kq' dropped (the king or rook is not on its square)");
 }

@@ -58,6 +58,11 @@ def main(path, expected_path):
             played = cols["played_move"][i]
             assert played < 0 or masks[i, played] == 1, f"row {i}: played move not legal"
         games = f["games"]
+        # Self-describing: every dataset says what it holds.
+        for name, dataset in list(f.items()) + list(games.items()):
+            if isinstance(dataset, h5py.Dataset):
+                text = dataset.attrs.get("description")
+                assert isinstance(text, (str, bytes)) and len(text) > 10, f"{name}: no description"
         first, count = games["first_row"][:], games["num_rows"][:]
         assert (np.cumsum(count)[:-1] == first[1:]).all()
         assert (f["game"][:] == np.repeat(np.arange(len(first)), count)).all()

@@ -72,7 +72,9 @@ def reversed_copy(path, out):
     return out
 
 
-class SharedChunks(unittest.TestCase):
+class TinyDatasetCase(unittest.TestCase):
+    """A tiny dataset in a temporary folder, and its every row as one per-process batch (x, y)."""
+
     @classmethod
     def setUpClass(cls):
         cls.folder = tempfile.TemporaryDirectory()
@@ -84,6 +86,8 @@ class SharedChunks(unittest.TestCase):
     def tearDownClass(cls):
         cls.folder.cleanup()
 
+
+class SharedChunks(TinyDatasetCase):
     def order(self, items=None, seed=3):
         """A random order of the items (all of the file's by default)."""
         return np.random.default_rng(seed).permutation(len(self.x) if items is None else items).tolist()
@@ -251,23 +255,12 @@ class ReplacedFile(unittest.TestCase):
         self.assertEqual(str(caught.exception), self.message(path, owner="BatchReader"))
 
 
-class BatchedFetch(unittest.TestCase):
+class BatchedFetch(TinyDatasetCase):
     """Why a shuffled DataLoader over a Dataset runs near h5py's raw read (issue 61): the loader
     fetches each batch with one ``__getitems__`` (never ``__getitem__`` per row), each chunk the
     epoch touches is read and decoded once, whole, into the cache, each batch is encoded once
     with numpy, and the default collate hands those tensors on without stacking items. The
     rates themselves are timed by bench/dataset_vs_h5py.py, not here."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.folder = tempfile.TemporaryDirectory()
-        cls.path = tiny_dataset(cls.folder.name)
-        ref = per_process(cls.path)
-        cls.x, cls.y = ref.batch(np.arange(len(ref)))
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.folder.cleanup()
 
     def counted_epoch(self, data, batch_size=64):
         """One shuffled epoch without workers: its batches, the chunks decoded, the encodings

@@ -400,7 +400,7 @@ TEST(TrainTable, ChoicesRoundTripAndEveryArchitectureHasItsRate) {
   EXPECT_EQ(test::error_of([] { find_choice(DATA_MODES, "nonesuch", "data mode"); }),
             "unknown data mode 'nonesuch' (expected auto | memory | stream)");
   for (const nn::ModelSpec& spec : nn::MODEL_SPECS) {
-    const ArchitectureDefaults& defaults = choice_of(ARCHITECTURE_DEFAULTS, spec.value);
+    const nn::ModelSpec& defaults = spec;
     EXPECT_GT(defaults.lr, 0) << spec.name;
     EXPECT_EQ(default_lr(spec.value, 0, LR_BATCH), defaults.lr) << spec.name;  // the epochs decide: the base rate
     EXPECT_EQ(default_lr(spec.value, 1000000, LR_BATCH), defaults.lr) << spec.name;
@@ -414,7 +414,7 @@ TEST(TrainTable, ChoicesRoundTripAndEveryArchitectureHasItsRate) {
 // A resnet's schedule shorter than the one its rate was measured for takes a higher rate, rising
 // with the shortening up to a cap; the untuned kinds keep theirs at any length.
 TEST(TrainTable, ShortSchedulesTakeHigherRates) {
-  const double base = choice_of(ARCHITECTURE_DEFAULTS, nn::ModelKind::RESNET).lr;
+  const double base = nn::model_spec(nn::ModelKind::RESNET).lr;
   auto resnet = [](int64_t steps, int64_t batch) { return default_lr(nn::ModelKind::RESNET, steps, batch); };
   EXPECT_EQ(resnet(25000, 256), base);
   EXPECT_NEAR(resnet(10607, 256), base * std::pow(25000 / 10607.0, SHORT_SCHEDULE_POWER), 1e-12);
@@ -431,7 +431,7 @@ TEST(TrainTable, ShortSchedulesTakeHigherRates) {
   EXPECT_NEAR(resnet(21214, 128), resnet(10607, 256) * std::sqrt(0.5), 1e-12);
   EXPECT_NEAR(resnet(50000, 128), base * std::sqrt(0.5), 1e-12);
   EXPECT_NEAR(resnet(0, 512), base * std::sqrt(2.0), 1e-12);
-  EXPECT_EQ(default_lr(nn::ModelKind::MLP, 24, 128), choice_of(ARCHITECTURE_DEFAULTS, nn::ModelKind::MLP).lr);
+  EXPECT_EQ(default_lr(nn::ModelKind::MLP, 24, 128), nn::model_spec(nn::ModelKind::MLP).lr);
 }
 
 // --resume keeps what it kept before the table: the net's options inside options.json's

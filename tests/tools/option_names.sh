@@ -53,7 +53,7 @@ small=(-q --data d.h5 --hidden 16 --max-steps 2 --batch-size 16 --eval-every 2 -
 [[ $(json r0/options.json '["position_ply_limit"]') == 30 ]] || fail "train --position-ply-limit 30"
 [[ $(json r0/options.json '["input_kind"]') == state ]] || fail "options.json has no input_kind"
 [[ $(json r0.json '["steps"]') == 2 ]] || fail "train --report: $(cat r0.json)"
-# --lr and --policy-head left out are the architecture's (run::ARCHITECTURE_DEFAULTS), recorded as the values used
+# --lr and --policy-head left out are the architecture's (nn::ModelSpec's lr and policy_head), recorded as the values used
 # (a resnet's for 2 steps of 16 rows: its 1e-2 times the cap for short schedules, 3.2, times
 # sqrt(16 / 256) for the batch).
 [[ $(json r0/options.json '["lr"]') == 0.002 ]] || fail "train --arch mlp without --lr: $(json r0/options.json '["lr"]')"

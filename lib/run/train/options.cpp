@@ -28,8 +28,8 @@ std::string architectures_help() {
 
 std::string learning_rate_help() {
   std::string help = "Peak learning rate; 0 or left out: the architecture's (";
-  for (const ArchitectureDefaults& row : ARCHITECTURE_DEFAULTS) {
-    help += fmt::format("{} {:g}", nn::model_spec(row.value).name, row.lr);
+  for (const nn::ModelSpec& row : nn::MODEL_SPECS) {
+    help += fmt::format("{} {:g}", row.name, row.lr);
     if (row.lr_steps > 0)
       help += fmt::format(
           " for {1} steps of {0} rows; x sqrt(rows a step/{0}) for another batch, and x ({1} x "
@@ -303,7 +303,7 @@ void check_train_options(const TrainOptions& o) {
 }
 
 double default_lr(nn::ModelKind kind, int64_t steps, int64_t batch_rows) {
-  const ArchitectureDefaults& row = choice_of(ARCHITECTURE_DEFAULTS, kind);
+  const nn::ModelSpec& row = nn::model_spec(kind);
   if (row.lr_steps == 0) return row.lr;
   const double rows = double(std::max<int64_t>(batch_rows, 1));
   const double rate = row.lr * std::sqrt(rows / double(LR_BATCH));
@@ -313,8 +313,7 @@ double default_lr(nn::ModelKind kind, int64_t steps, int64_t batch_rows) {
 }
 
 nn::ModelConfig trained_model(nn::ModelConfig wanted) {
-  if (wanted.policy_head == nn::PolicyHead::AUTO)
-    wanted.policy_head = choice_of(ARCHITECTURE_DEFAULTS, wanted.kind).policy_head;
+  if (wanted.policy_head == nn::PolicyHead::AUTO) wanted.policy_head = nn::model_spec(wanted.kind).policy_head;
   return wanted.resolved();
 }
 

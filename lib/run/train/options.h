@@ -40,28 +40,6 @@ inline constexpr std::array<DataModeSpec, 3> DATA_MODES{{
     {DataMode::STREAM, "stream"},
 }};
 
-// What train takes for the options left out, by architecture.
-// - lr, the peak learning rate (--lr 0), for a schedule of lr_steps or more: the resnet's was
-//   measured at 25,000 steps (docs/benchmarks.md, issue 24: 2e-3 to 3.2e-2 tried; 1e-2 took the
-//   default from 84.9% to 95.7% clean games at the same steps); the others keep the 2e-3 they
-//   were run with, not tuned (lr_steps 0: any length). Shorter schedules take higher rates
-//   (default_lr below).
-// - policy_head (--policy-head auto): the resnet's pairs head took the default's placements from
-//   86.6% to 92.4% exact sets at 6,000 steps and gave at 25,000 what the move-type head needed
-//   37,500 for (issue 36); the other kinds have one head.
-struct ArchitectureDefaults {
-  nn::ModelKind value;
-  double lr;
-  int64_t lr_steps;
-  nn::PolicyHead policy_head;
-};
-inline constexpr std::array<ArchitectureDefaults, 4> ARCHITECTURE_DEFAULTS{{
-    {nn::ModelKind::MLP, 2e-3, 0, nn::PolicyHead::TYPES},
-    {nn::ModelKind::CONV, 2e-3, 0, nn::PolicyHead::TYPES},
-    {nn::ModelKind::RESNET, 1e-2, 25000, nn::PolicyHead::PAIRS},
-    {nn::ModelKind::ATTENTION, 2e-3, 0, nn::PolicyHead::TYPES},
-}};
-
 // The architecture's rate is for LR_BATCH rows a step (all processes together); another batch takes
 // it times sqrt(rows / LR_BATCH), Adam's square-root rule. A schedule shorter than lr_steps steps
 // of LR_BATCH rows (--max-steps, or those --time-budget fixed, counted in the rows they read; 0:
@@ -86,7 +64,7 @@ struct TrainOptions {
   std::string report;             // the run's JSON summary (--report), written by rank 0
   std::string out;                // run folder: model.safetensors, checkpoint.safetensors, metrics.csv, options.json
   // The architecture (--arch and its sizes, --inputs); its policy head "auto" is the
-  // architecture's (ARCHITECTURE_DEFAULTS), resolved with the sizes before the run.
+  // architecture's (nn::ModelSpec's lr and policy_head), resolved with the sizes before the run.
   nn::ModelConfig model{.policy_head = nn::PolicyHead::AUTO};
   int epochs = 1;
   int64_t max_steps = 0;   // 0: epochs decide
@@ -96,7 +74,7 @@ struct TrainOptions {
   // 128: at equal time (as many rows read, 0.91-0.97x the rows a second) it took 1,200 games from
   // 95.7% to 98.7% clean against 256 on a 2-core Cascade Lake (docs/benchmarks.md, issue 32).
   int batch_size = 128;
-  double lr = 0;  // peak learning rate; 0: the architecture's (ARCHITECTURE_DEFAULTS)
+  double lr = 0;  // peak learning rate; 0: the architecture's (nn::ModelSpec's lr and policy_head)
   Optimizer optimizer = Optimizer::ADAM;
   double weight_decay = 0;
   double warmup = 0.02;        // share of the steps with a linear warm-up
@@ -137,7 +115,7 @@ const options::Table<TrainOptions>& train_options();
 void check_train_options(const TrainOptions& options);
 
 // The net train builds from `wanted`: its policy head "auto" as the architecture's
-// (ARCHITECTURE_DEFAULTS), then ModelConfig::resolved() (which throws legalnet::Error for what
+// (nn::ModelSpec's lr and policy_head), then ModelConfig::resolved() (which throws legalnet::Error for what
 // cannot be built). The benches build the same through it.
 nn::ModelConfig trained_model(nn::ModelConfig wanted);
 
