@@ -279,6 +279,13 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(std::make_unique<I
 DatasetReader::~DatasetReader() = default;
 DatasetReader::DatasetReader(DatasetReader&&) noexcept = default;
 
+std::vector<DatasetReader> open_readers(const std::vector<std::string>& paths) {
+  std::vector<DatasetReader> readers;
+  readers.reserve(paths.size());
+  for (const auto& path : paths) readers.emplace_back(path);
+  return readers;
+}
+
 const std::string& DatasetReader::path() const { return impl_->path; }
 uint64_t DatasetReader::num_positions() const { return impl_->positions; }
 uint64_t DatasetReader::num_games() const { return impl_->games; }

@@ -72,6 +72,9 @@ bool for_each_row_slice(const DatasetReader& reader, int64_t game_offset, Fn& fn
   return true;
 }
 
+// Opens each of `paths` in order (each validated as DatasetReader does).
+std::vector<DatasetReader> open_readers(const std::vector<std::string>& paths);
+
 // Calls fn(RowSlice) for the rows of every file in order, while fn returns true: the one loop
 // over dataset files that train's loaders and evaluate share. Each file is opened once.
 template <class Fn>

@@ -23,8 +23,8 @@ void fill_row(Batch& b, size_t i, encode::InputKind inputs, const encode::BoardS
 
 Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, encode::InputKind inputs) {
   Batch b = allocate_batch(n, inputs, pin);
+  const uint16_t* legal = data.legal.data();
   for (size_t i = 0; i < n; ++i) {
-    const uint16_t* legal = data.legal.data();
     fill_row(b, i, inputs, data.state(rows[i]), legal + data.legal_begin[rows[i]],
              legal + data.legal_begin[rows[i] + 1]);
   }

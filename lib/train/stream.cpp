@@ -17,15 +17,7 @@ namespace {
 constexpr uint64_t STREAM_TAG = 0x57AEA3ULL << 40;  // keeps the stream's random numbers apart from others
 }
 
-namespace {
-std::vector<data::DatasetReader> open_all(const std::vector<std::string>& paths) {
-  std::vector<data::DatasetReader> readers;
-  for (const auto& path : paths) readers.emplace_back(path);
-  return readers;
-}
-}  // namespace
-
-StreamBatches::StreamBatches(const StreamOptions& o) : StreamBatches(o, open_all(o.paths)) {}
+StreamBatches::StreamBatches(const StreamOptions& o) : StreamBatches(o, data::open_readers(o.paths)) {}
 
 StreamBatches::StreamBatches(const StreamOptions& o, std::vector<data::DatasetReader> readers)
     : options_(o), readers_(std::move(readers)) {

@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "chess/king_safety.h"
 #include "chess/movegen.h"
 #include "data/dataset_format.h"
 #include "data/dataset_reader.h"
@@ -62,9 +61,7 @@ void read_rows(const data::DatasetReader& reader, uint64_t start, uint64_t count
 }
 
 CompactPositions load_positions(const std::vector<std::string>& paths, const LoadOptions& options) {
-  std::vector<data::DatasetReader> readers;
-  for (const auto& p : paths) readers.emplace_back(p);
-  return load_positions(readers, options);
+  return load_positions(data::open_readers(paths), options);
 }
 
 CompactPositions load_positions(const std::vector<data::DatasetReader>& readers, const LoadOptions& options) {

@@ -44,12 +44,7 @@ std::unique_ptr<train::StreamBatches> stream_source(const TrainOptions& o, const
 
 }  // namespace
 
-OpenDatasets open_datasets(const TrainOptions& o) {
-  OpenDatasets files;
-  for (const auto& path : o.data) files.data.emplace_back(path);
-  for (const auto& path : o.val) files.val.emplace_back(path);
-  return files;
-}
+OpenDatasets open_datasets(const TrainOptions& o) { return {data::open_readers(o.data), data::open_readers(o.val)}; }
 
 TrainingData load_training_data(const TrainOptions& o, const nn::ModelConfig& model, train::Collectives& ranks,
                                 bool verbose, OpenDatasets files) {
