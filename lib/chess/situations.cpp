@@ -28,20 +28,6 @@ bool castling_refused(const Position& pos, const MoveList& legal) {
 
 }  // namespace
 
-const char* situation_name(int situation) {
-  static constexpr const char* NAMES[SITUATION_NB] = {"with a legal move",
-                                                      "in check",
-                                                      "double check",
-                                                      "pinned piece",
-                                                      "en passant available",
-                                                      "castling available",
-                                                      "castling refused (attacked square)",
-                                                      "promotion",
-                                                      "three or more queens",
-                                                      "no legal move"};
-  return NAMES[situation];
-}
-
 uint32_t situations_of(const Position& pos, const MoveList& legal) {
   uint32_t s = 0;
   auto set = [&](Situation x, bool on) { s |= on ? 1u << x : 0u; };

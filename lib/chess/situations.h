@@ -1,10 +1,12 @@
 // What kind of position: the situations that exercise each rule (in check, double check, pins,
 // en passant, castling allowed or refused, promotion, many queens, no legal move), computed once
 // per position from the move list and the king's safety. The report card counts by them
-// (eval/situations.h) and training weights its rows by them (train/training_data.h): a new
-// situation is one row here and its predicate in situations_of.
+// (eval/situations.h) and training weights its rows by them (train/training_data.h, train
+// --situation-weight NAME=W): a new situation is its enum row and its row in SITUATIONS here, and
+// its predicate in situations_of; the report card and the weights follow with no other edit.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "chess/movegen.h"
@@ -27,7 +29,37 @@ enum Situation : int {
   SITUATION_NB
 };
 static_assert(SITUATION_NB <= 16, "a row's situations are 16 bits (train::CompactPositions)");
-const char* situation_name(int situation);
+
+// Each situation's names, in the enum's order (a choice table, util/choices.h): `name` is the
+// command line's (train --situation-weight many_queens=4), `label` the report card's (report.json's
+// keys, the terminal table, TensorBoard's tags).
+struct SituationSpec {
+  Situation value;
+  const char* name;
+  const char* label;
+};
+inline constexpr std::array<SituationSpec, SITUATION_NB> SITUATIONS{{
+    {WITH_LEGAL_MOVE, "with_legal_move", "with a legal move"},
+    {SIT_IN_CHECK, "in_check", "in check"},
+    {SIT_DOUBLE_CHECK, "double_check", "double check"},
+    {SIT_PINNED_PIECE, "pinned_piece", "pinned piece"},
+    {SIT_EN_PASSANT, "en_passant", "en passant available"},
+    {SIT_CASTLING, "castling", "castling available"},
+    {SIT_CASTLING_REFUSED, "castling_refused", "castling refused (attacked square)"},
+    {SIT_PROMOTION, "promotion", "promotion"},
+    {SIT_MANY_QUEENS, "many_queens", "three or more queens"},
+    {SIT_NO_LEGAL_MOVE, "no_legal_move", "no legal move"},
+}};
+static_assert(
+    [] {
+      for (int s = 0; s < SITUATION_NB; ++s)
+        if (SITUATIONS[size_t(s)].value != s || SITUATIONS[size_t(s)].name == nullptr) return false;
+      return true;
+    }(),
+    "SITUATIONS has one row per Situation, in the enum's order");
+
+// The report card's label of a situation ("three or more queens").
+inline const char* situation_label(int situation) { return SITUATIONS[size_t(situation)].label; }
 
 // The situations of pos (bit i set for Situation i), from its legal moves.
 uint32_t situations_of(const Position& pos, const MoveList& legal);

@@ -13,12 +13,8 @@ namespace legalnet::nn {
 
 enum class Precision { AUTO, FP32, TF32, BF16 };
 
-struct PrecisionSpec {
-  Precision value;
-  const char* name;  // --precision, options.json's and report.json's "compute_precision"
-};
-
-inline constexpr std::array<PrecisionSpec, 4> PRECISIONS{{
+// --precision, options.json's and report.json's "compute_precision".
+inline constexpr std::array<Choice<Precision>, 4> PRECISIONS{{
     {Precision::AUTO, "auto"},
     {Precision::FP32, "fp32"},
     {Precision::TF32, "tf32"},
@@ -31,12 +27,8 @@ inline Precision parse_precision(std::string_view name) { return find_choice(PRE
 
 enum class Kernels { AUTO, TORCH, BOARD };
 
-struct KernelsSpec {
-  Kernels value;
-  const char* name;  // --kernels, options.json's "kernels"
-};
-
-inline constexpr std::array<KernelsSpec, 3> KERNELS{{
+// --kernels, options.json's "kernels".
+inline constexpr std::array<Choice<Kernels>, 3> KERNELS{{
     {Kernels::AUTO, "auto"},
     {Kernels::TORCH, "torch"},
     {Kernels::BOARD, "board"},

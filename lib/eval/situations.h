@@ -15,7 +15,7 @@ namespace legalnet::eval {
 // The situations (chess/situations.h), named here as the card's rows.
 using chess::Situation;
 using enum chess::Situation;
-using chess::situation_name;
+using chess::situation_label;
 using chess::situations_of;
 
 // One row of the card.

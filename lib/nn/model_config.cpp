@@ -1,6 +1,7 @@
 #include "nn/model_config.h"
 
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "encode/encode.h"
 #include "util/choices.h"
@@ -33,6 +34,7 @@ const ModelSpec MLP{
     "mlp",
     "a multilayer perceptron: the planes, one hidden layer, the move logits",
     {.hidden = 4096},
+    {.hidden = "hidden width"},
     false,
     [](const ModelConfig& c) { return 2 * (input_floats(c) * SQUARES * c.hidden + c.hidden * outputs(c)); },
     [](const ModelConfig& c) {
@@ -46,6 +48,7 @@ const ModelSpec CONV{
     "conv",
     "3x3 convolutions, then a fully connected layer and the move logits",
     {.hidden = 1024, .blocks = 8, .channels = 128},
+    {.hidden = "FC width", .blocks = "blocks", .channels = "filters"},
     true,
     [](const ModelConfig& c) {
       const double d = c.channels;
@@ -64,6 +67,7 @@ const ModelSpec RESNET{
     "resnet",
     "residual 3x3 blocks and a head scoring each move from its from- and to-squares",
     {.blocks = 6, .channels = 32},
+    {.blocks = "blocks", .channels = "filters"},
     true,
     [](const ModelConfig& c) {
       const double d = c.channels;
@@ -93,6 +97,10 @@ const ModelSpec ATTENTION{ModelKind::ATTENTION,
                           "attention",
                           "a transformer over the 64 squares; a move's logit from its two squares",
                           {.blocks = 6, .channels = 64, .heads = 4},
+                          {.hidden = "feed-forward width (2 x channels)",
+                           .blocks = "layers",
+                           .channels = "token width",
+                           .heads = "heads per layer"},
                           true,
                           [](const ModelConfig& c) {
                             const double d = c.channels, hidden = c.hidden;
@@ -118,6 +126,26 @@ const std::array<ModelSpec, 4> MODEL_SPECS = {MLP, CONV, RESNET, ATTENTION};
 const ModelSpec& model_spec(ModelKind kind) { return choice_of(MODEL_SPECS, kind); }
 
 ModelKind parse_model_kind(std::string_view name) { return find_choice(MODEL_SPECS, name, "model").value; }
+
+std::string size_help(const char* SizeMeanings::*meaning, int ModelSizes::*size) {
+  struct Group {
+    std::string kinds, meaning, defaults;
+  };
+  std::vector<Group> groups;
+  for (const ModelSpec& spec : MODEL_SPECS) {
+    const char* what = spec.sizes.*meaning;
+    if (what == nullptr) continue;
+    if (groups.empty() || groups.back().meaning != what) groups.push_back({"", what, ""});
+    Group& g = groups.back();
+    g.kinds += (g.kinds.empty() ? "" : "/") + std::string(spec.name);
+    if (const int d = spec.defaults.*size; d != 0) g.defaults += (g.defaults.empty() ? "" : " / ") + std::to_string(d);
+  }
+  std::string help;
+  for (const Group& g : groups)
+    help +=
+        (help.empty() ? "" : "; ") + g.kinds + ": " + g.meaning + (g.defaults.empty() ? "" : " (" + g.defaults + ")");
+  return help;
+}
 
 ModelConfig ModelConfig::resolved() const {
   ModelConfig c = *this;

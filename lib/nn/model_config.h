@@ -23,6 +23,13 @@ struct ModelSizes {
   int hidden = 0, blocks = 0, channels = 0, heads = 0;
 };
 
+// What each size is in a kind's net, for train's --help ("hidden width"); nullptr where the kind
+// has no such size. A size whose default is 0 says its rule here ("feed-forward width (2 x
+// channels)").
+struct SizeMeanings {
+  const char *hidden = nullptr, *blocks = nullptr, *channels = nullptr, *heads = nullptr;
+};
+
 // The largest sizes, read by train's command line and by ModelConfig::resolved() (and
 // python/legalnet/model_file.py's _LIMITS).
 constexpr ModelSizes MAX_SIZES{.hidden = 65536, .blocks = 256, .channels = 4096, .heads = 64};
@@ -31,11 +38,8 @@ constexpr ModelSizes MAX_SIZES{.hidden = 65536, .blocks = 256, .channels = 4096,
 // square (LineMixing in nn/models.h), so one block carries a line across the board; "none" (the
 // default, and files written before the option) is the plain 3x3 block.
 enum class Mixing { NONE, LINES };
-struct MixingSpec {
-  Mixing value;
-  const char* name;  // train --mixing, the model file's "mixing"
-};
-inline constexpr std::array<MixingSpec, 2> MIXINGS{{{Mixing::NONE, "none"}, {Mixing::LINES, "lines"}}};
+// train --mixing, the model file's "mixing".
+inline constexpr std::array<Choice<Mixing>, 2> MIXINGS{{{Mixing::NONE, "none"}, {Mixing::LINES, "lines"}}};
 
 // resnet: "types" (the default, and files written before the option) scores a move from its
 // from-square alone, one 1x1-convolution channel per move type; "pairs" adds the scaled dot
@@ -43,11 +47,8 @@ inline constexpr std::array<MixingSpec, 2> MIXINGS{{{Mixing::NONE, "none"}, {Mix
 // on, or attacks, the to-square reaches the move's logit without crossing the board. AUTO is
 // train's --policy-head auto (the architecture's, ModelSpec::policy_head), never a model's.
 enum class PolicyHead { AUTO, TYPES, PAIRS };
-struct PolicyHeadSpec {
-  PolicyHead value;
-  const char* name;  // train --policy-head, the model file's "policy_head"
-};
-inline constexpr std::array<PolicyHeadSpec, 3> POLICY_HEADS{
+// train --policy-head, the model file's "policy_head".
+inline constexpr std::array<Choice<PolicyHead>, 3> POLICY_HEADS{
     {{PolicyHead::AUTO, "auto"}, {PolicyHead::TYPES, "types"}, {PolicyHead::PAIRS, "pairs"}}};
 
 // One row per model kind: what the command line, the model files, the FLOP and weight counts
@@ -57,6 +58,7 @@ struct ModelSpec {
   const char* name;         // train --arch, the model file's "kind"
   const char* description;  // for --help and docs
   ModelSizes defaults;      // for sizes left 0 (attention's hidden: 2 x channels, below)
+  SizeMeanings sizes;       // what each size is, for --help (train's --hidden, --blocks, ...)
   bool uses_blocks;         // needs blocks and channels >= 1
   // Floating-point operations of one forward pass for one position (resolved config).
   double (*forward_flops)(const ModelConfig&);
@@ -80,6 +82,9 @@ struct ModelSpec {
 };
 
 extern const std::array<ModelSpec, 4> MODEL_SPECS;
+// What one size is in each kind's net, with its default, for train's --help: "conv/resnet: blocks
+// (8 / 6); attention: layers (6)" (kinds in a row that mean the same by it joined).
+std::string size_help(const char* SizeMeanings::*meaning, int ModelSizes::*size);
 const ModelSpec& model_spec(ModelKind kind);
 // Throws legalnet::Error "unknown model 'x' (expected mlp | conv | resnet | attention)".
 ModelKind parse_model_kind(std::string_view name);

@@ -37,13 +37,15 @@ void recipe(const json& t, std::string& md) {
                                                                   {"peak learning rate", "/lr"},
                                                                   {"steps", "/steps_done"},
                                                                   {"in-check / rare / pin weights", ""},
+                                                                  {"situation weights", "/situation_weight"},
                                                                   {"seed", "/seed"},
                                                                   {"arithmetic", "/compute_precision"},
                                                                   {"kernels", "/kernels"},
                                                                   {"processes", "/processes"}}) {
-    const std::string value =
-        *pointer ? at(t, pointer)
-                 : at(t, "/check_weight") + " / " + at(t, "/rare_weight") + " / " + at(t, "/pin_weight");
+    std::string value = *pointer
+                            ? at(t, pointer)
+                            : at(t, "/check_weight") + " / " + at(t, "/rare_weight") + " / " + at(t, "/pin_weight");
+    if (value.empty()) value = "none";  // --situation-weight left out
     md += fmt::format("| {} | {} |\n", name, value);
   }
   if (t.contains("command_line")) md += fmt::format("\nThe command: `{}`. ", at(t, "/command_line"));

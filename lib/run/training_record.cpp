@@ -47,13 +47,11 @@ json model_record(const json& full) {
 json with_provenance(const json& record, const std::string& model_path) {
   const std::filesystem::path options = std::filesystem::path(model_path).parent_path() / "options.json";
   try {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(options, ec)) return record;
     json full = json::parse(read_run_file(options.string(), uint64_t(1) << 24));
     if (!full.is_object() || nlohmann::json(model_record(full)) != nlohmann::json(record)) return record;
     return canonical(full);  // in the model record's order
   } catch (const std::exception&) {
-    return record;  // no provenance: the model's record stands alone
+    return record;  // none there, or not a run's file (read_run_file's rules): the model's record stands alone
   }
 }
 

@@ -64,10 +64,36 @@ ProcessGroupSpec process_group_from_environment() {
   spec.master_port = env_int("MASTER_PORT", spec.master_port);
   if (spec.master_port < 1 || spec.master_port > 65535)
     throw Error(fmt::format("environment variable MASTER_PORT={} is not a port", spec.master_port));
+  spec.timeout_seconds = env_int("LEGALNET_RANK_TIMEOUT", spec.timeout_seconds);
+  if (spec.timeout_seconds < 1)
+    throw Error("environment variable LEGALNET_RANK_TIMEOUT=0: the seconds a rank waits for the others must be at least 1");
   return spec;
 }
 
 #if defined(LEGALNET_GLOO)
+namespace {
+
+// A collective that failed, as one line that says which rank stopped and why: gloo's own
+// message (a file and line, or a stack) is reduced to its reason.
+Error lost_peer(const ProcessGroupSpec& spec, const std::exception& e) {
+  std::string what = e.what();
+  what = what.substr(0, what.find('\n'));
+  if (what.size() > 1 && what[0] == '[' && what.find("] ") != std::string::npos) what = what.substr(what.find("] ") + 2);
+  const std::string me = fmt::format("rank {} of {}", spec.rank, spec.world_size);
+  const std::string peer = spec.world_size == 2 ? fmt::format("rank {}", 1 - spec.rank) : "another rank";
+  auto has = [&](const char* text) { return what.find(text) != std::string::npos; };
+  if (has("Timed out") || has("timed out") || has("Timeout") || has("timeout"))
+    return Error(fmt::format("{}: {} did not answer for {} s (stopped, hung or far behind; LEGALNET_RANK_TIMEOUT sets "
+                             "the wait); this rank stops ({})",
+                             me, peer, spec.timeout_seconds, what));
+  if (has("reset by peer") || has("closed by peer") || has("Connection closed") || has("Broken pipe") ||
+      has("EOF") || has("Connection refused"))
+    return Error(fmt::format("{}: {} ended (its connections closed); this rank stops too ({})", me, peer, what));
+  return Error(fmt::format("{}: a collective with the other ranks failed: {}", me, what));
+}
+
+}  // namespace
+
 struct Collectives::Group {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
@@ -99,6 +125,13 @@ Collectives::Collectives(const ProcessGroupSpec& spec, const torch::Device& devi
   if (spec.world_size == 1) return;
 #if defined(LEGALNET_GLOO)
   group_ = std::make_unique<Group>();
+  // c10d logs its retries and failures on stderr with a stack each (a C++ program never reads
+  // TORCH_CPP_LOG_LEVEL unless asked): a failure here is one line of ours instead, unless the
+  // variable asks for c10's log.
+  if (env_set("TORCH_CPP_LOG_LEVEL"))
+    c10::initLogging();
+  else
+    FLAGS_caffe2_log_level = c10::GLOG_FATAL;
   const std::string where = fmt::format("{}:{}", spec.master_addr, spec.master_port);
   try {
     c10d::TCPStoreOptions options;
@@ -106,7 +139,7 @@ Collectives::Collectives(const ProcessGroupSpec& spec, const torch::Device& devi
     options.isServer = spec.is_main();
     options.numWorkers = size_t(spec.world_size);
     options.waitWorkers = true;
-    options.timeout = std::chrono::minutes(5);
+    options.timeout = std::chrono::seconds(spec.timeout_seconds);
     group_->store = c10::make_intrusive<c10d::TCPStore>(spec.master_addr, options);
   } catch (const std::exception& e) {
     const std::string what = e.what();
@@ -124,7 +157,8 @@ Collectives::Collectives(const ProcessGroupSpec& spec, const torch::Device& devi
       return;
     }
 #endif
-    auto options = c10d::ProcessGroupGloo::Options::create();
+    // Every collective waits at most the timeout for its peers (gloo's own default: 30 minutes).
+    auto options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(spec.timeout_seconds));
     // Ranks on one node talk over loopback; across nodes Gloo picks the interface of this
     // host's name, or the one named by GLOO_SOCKET_IFNAME (as in PyTorch).
     if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface)
@@ -162,14 +196,22 @@ const char* Collectives::backend() const {
 void Collectives::all_reduce_sum(torch::Tensor& tensor) {
   if (!group_) return;
 #if defined(LEGALNET_GLOO)
-  group_->run(tensor, [](auto& group, std::vector<torch::Tensor>& tensors) { return group.allreduce(tensors); });
+  try {
+    group_->run(tensor, [](auto& group, std::vector<torch::Tensor>& tensors) { return group.allreduce(tensors); });
+  } catch (const std::exception& e) {
+    throw lost_peer(spec_, e);
+  }
 #endif
 }
 
 void Collectives::broadcast_from_main(torch::Tensor& tensor) {
   if (!group_) return;
 #if defined(LEGALNET_GLOO)
-  group_->run(tensor, [](auto& group, std::vector<torch::Tensor>& tensors) { return group.broadcast(tensors); });
+  try {
+    group_->run(tensor, [](auto& group, std::vector<torch::Tensor>& tensors) { return group.broadcast(tensors); });
+  } catch (const std::exception& e) {
+    throw lost_peer(spec_, e);
+  }
 #endif
 }
 

@@ -1,12 +1,15 @@
 #include "train/training_data.h"
 
+#include <fmt/core.h>
+
+#include <charconv>
 #include <cstring>
 
 #include "chess/movegen.h"
 #include "data/dataset_format.h"
 #include "data/dataset_reader.h"
-#include "encode/attack_planes.h"
 #include "encode/encode.h"
+#include "util/choices.h"
 #include "util/error.h"
 #include "util/progress.h"
 #include "util/rng.h"
@@ -20,6 +23,31 @@ encode::BoardState CompactPositions::state(size_t r) const {
   s.castling = castling[r];
   s.en_passant = en_passant[r];
   return s;
+}
+
+RowWeights RowWeights::parse(std::string_view text) {
+  RowWeights w;
+  std::array<bool, chess::SITUATION_NB> named{};
+  for (size_t start = 0; !text.empty() && start <= text.size();) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string_view entry = text.substr(start, end - start);
+    start = end + 1;
+    const size_t eq = entry.find('=');
+    if (eq == std::string_view::npos)
+      throw Error("'" + printable(entry) +
+                  "' is not NAME=W (e.g. many_queens=4; the names: " + choice_list(chess::SITUATIONS) + ")");
+    const chess::Situation s = find_choice(chess::SITUATIONS, entry.substr(0, eq), "situation").value;
+    const std::string_view number = entry.substr(eq + 1);
+    int weight = 0;
+    const auto [end_of_number, error] = std::from_chars(number.data(), number.data() + number.size(), weight);
+    if (error != std::errc() || end_of_number != number.data() + number.size() || weight < 1 || weight > MAX_ROW_WEIGHT)
+      throw Error(fmt::format("{}: the weight '{}' is not an integer in 1..{}", printable(entry.substr(0, eq)),
+                              printable(number), MAX_ROW_WEIGHT));
+    if (named[size_t(s)]) throw Error(printable(entry.substr(0, eq)) + " is named twice");
+    named[size_t(s)] = true;
+    w.weight[size_t(s)] = weight;
+  }
+  return w;
 }
 
 void CompactPositions::append_row(const CompactPositions& o, size_t r) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "chess/situations.h"
@@ -51,36 +52,42 @@ struct CompactPositions {
   void keep_first(size_t n);
 };
 
+// The largest weight of a situation (train's --*-weight and --situation-weight).
+inline constexpr int MAX_ROW_WEIGHT = 100;
+
 // How often a row appears in an epoch: the hard and the rare positions more than once, so that
-// the net sees them often enough (each copy of a row is placed at random in the epoch).
-// A row in several weighted situations appears as often as the largest weight says.
+// the net sees them often enough (each copy of a row is placed at random in the epoch). One
+// weight per situation (chess/situations.h), 1 by default: a row in several weighted situations
+// appears as often as the largest of their weights says.
 struct RowWeights {
-  int check = 1;  // rows whose side to move is in check (--check-weight)
-  int rare = 1;   // rows with a legal castling or en-passant move (--rare-weight)
-  int pin = 1;    // rows where a piece of the side to move is pinned to its king (--pin-weight)
+  std::array<int, chess::SITUATION_NB> weight = [] {
+    std::array<int, chess::SITUATION_NB> ones{};
+    ones.fill(1);
+    return ones;
+  }();
 
-  // Which weight each weighted situation takes (chess/situations.h): a new one is a row here.
-  struct Weighted {
-    chess::Situation situation;
-    int RowWeights::*weight;
-  };
-  static constexpr std::array<Weighted, 4> WEIGHTED{{{chess::SIT_IN_CHECK, &RowWeights::check},
-                                                     {chess::SIT_CASTLING, &RowWeights::rare},
-                                                     {chess::SIT_EN_PASSANT, &RowWeights::rare},
-                                                     {chess::SIT_PINNED_PIECE, &RowWeights::pin}}};
-
+  // Raises situation s's weight to w, if w is larger (where two options weight one situation,
+  // the larger weight wins).
+  RowWeights& raise(chess::Situation s, int w) {
+    weight[size_t(s)] = std::max(weight[size_t(s)], w);
+    return *this;
+  }
   int copies(uint32_t situations) const {
     int n = 1;
-    for (const Weighted& w : WEIGHTED)
-      if (situations & (1u << w.situation)) n = std::max(n, this->*w.weight);
+    for (int s = 0; s < chess::SITUATION_NB; ++s)
+      if (situations & (1u << s)) n = std::max(n, weight[size_t(s)]);
     return n;
   }
   int copies(const CompactPositions& rows, size_t r) const { return copies(rows.situations[r]); }
   bool repeats_any() const {
-    for (const Weighted& w : WEIGHTED)
-      if (this->*w.weight > 1) return true;
-    return false;
+    return std::any_of(weight.begin(), weight.end(), [](int w) { return w > 1; });
   }
+  bool operator==(const RowWeights&) const = default;
+
+  // The weights "NAME=W[,NAME=W...]" give (train --situation-weight; "" gives none): NAME one of
+  // chess::SITUATIONS' names, W an integer in 1..MAX_ROW_WEIGHT, each name once. Throws
+  // legalnet::Error, one line naming the entry that is wrong (an unknown name: with the names).
+  static RowWeights parse(std::string_view text);
 };
 
 // Whether a row of ply `ply` is kept under a position ply limit (--position-ply-limit): rows

@@ -1,7 +1,9 @@
 // Name tables for the choices an option or a file field takes (model kinds, optimizers, data
 // modes, precisions, input kinds): one row per choice with its `name`, so that the parser, the
 // command line's choice list, the default shown in --help and the error message all read the
-// same table, and a choice is added in one place.
+// same table, and a choice is added in one place. A table whose rows are a value and its name
+// alone is of Choice rows; one whose rows carry more (nn::MODEL_SPECS, chess::SITUATIONS) has a
+// struct of its own that starts with the same `value` and `name`.
 #pragma once
 
 #include <string>
@@ -11,6 +13,13 @@
 #include "util/text.h"
 
 namespace legalnet {
+
+// A row of a choice table: an enum value and its name (on the command line, in JSON).
+template <typename Value>
+struct Choice {
+  Value value;
+  const char* name;
+};
 
 // "a | b | c"
 template <typename Table>

@@ -57,6 +57,29 @@ TEST(Schedule, AfterAReplanEachStepTakesTheRateOfARunPlannedForTheNewLength) {
   EXPECT_DOUBLE_EQ(early.progress(260), 0.5);
 }
 
+// With the peak left to the architecture (peak_for), a re-plan takes the peak of a plan of its
+// length too: the first plan's steps keep `peak`, each later step the rate a run planned for the
+// new length with the new length's peak has there; a given --lr (no peak_for) keeps its peak.
+TEST(Schedule, AReplanTakesTheArchitecturesPeakForTheNewLength) {
+  auto rule = [](int64_t steps) { return 10.0 / double(steps); };  // 1e-2 for 1,000 steps
+  Schedule moved = cosine(1000, {{400, 4000}});
+  moved.peak_for = rule;
+  Schedule planned = cosine(4000);
+  planned.peak = rule(4000);
+  planned.warmup = 20.0 / 4000;  // the first plan's 20 warm-up steps
+  const Schedule fixed = cosine(1000, {{400, 4000}});
+  for (int64_t step = 0; step < 400; ++step) EXPECT_EQ(moved.lr(step), fixed.lr(step)) << step;
+  EXPECT_DOUBLE_EQ(moved.peak_at(399), 1e-2);
+  EXPECT_DOUBLE_EQ(moved.peak_at(400), 2.5e-3);
+  for (int64_t step = 400; step <= 4000; step += 7) EXPECT_NEAR(moved.lr(step), planned.lr(step), 1e-15) << step;
+  EXPECT_NEAR(moved.lr(4000), 2.5e-3 * 0.02, 1e-15);
+  EXPECT_NEAR(fixed.lr(4000), 1e-2 * 0.02, 1e-15);
+  // A second re-plan takes its own length's peak.
+  moved.replans.push_back({1000, 2000});
+  EXPECT_DOUBLE_EQ(moved.peak_at(999), 2.5e-3);
+  EXPECT_DOUBLE_EQ(moved.peak_at(1000), 5e-3);
+}
+
 TEST(Schedule, ReplansAreReadAndWrittenAsOptionsJsonHasThem) {
   EXPECT_TRUE(parse_replans("").empty());
   const std::vector<Replan> r = parse_replans("339:10950,678:11200");

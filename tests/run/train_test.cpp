@@ -25,6 +25,7 @@
 #include "run/train/schedule.h"
 #include "run/train/time_budget.h"
 #include "support/helpers.h"
+#include "train/batches.h"
 #include "train/fixtures.h"
 #include "train/run_folder.h"
 #include "train/tensorboard.h"
@@ -411,6 +412,16 @@ TEST(TrainTable, ChoicesRoundTripAndEveryArchitectureHasItsRate) {
   }
 }
 
+// --hidden's, --blocks', --channels' and --heads' help is read from nn::MODEL_SPECS: a new kind's
+// sizes show there with no edit of the table (tests/testdata/interface.txt holds the texts).
+TEST(TrainTable, SizeHelpIsEachKindsMeaningAndDefault) {
+  EXPECT_EQ(nn::size_help(&nn::SizeMeanings::blocks, &nn::ModelSizes::blocks),
+            "conv/resnet: blocks (8 / 6); attention: layers (6)");
+  EXPECT_EQ(nn::size_help(&nn::SizeMeanings::hidden, &nn::ModelSizes::hidden),
+            "mlp: hidden width (4096); conv: FC width (1024); attention: feed-forward width (2 x channels)");
+  EXPECT_EQ(nn::size_help(&nn::SizeMeanings::heads, &nn::ModelSizes::heads), "attention: heads per layer (4)");
+}
+
 // A resnet's schedule shorter than the one its rate was measured for takes a higher rate, rising
 // with the shortening up to a cap; the untuned kinds keep theirs at any length.
 TEST(TrainTable, ShortSchedulesTakeHigherRates) {
@@ -463,6 +474,7 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/check_weight --check-weight",
                                              "/rare_weight --rare-weight",
                                              "/pin_weight --pin-weight",
+                                             "/situation_weight --situation-weight",
                                              "/data_mode --data-mode",
                                              "/shuffle_buffer --shuffle-buffer",
                                              "/processes the number of processes (WORLD_SIZE)",
@@ -488,6 +500,83 @@ TEST(TrainTable, ValidateNamesTheOptionOutOfItsRange) {
   EXPECT_EQ(test::error_of([&] { check_train_options(o); }), "no run folder: give --out runs/NAME");
   o.data.clear();
   EXPECT_EQ(test::error_of([&] { check_train_options(o); }), "no training data: give --data FILE.h5");
+}
+
+// train's options as its command line sets them ("--data d.h5 --out run" added), through the table.
+TrainOptions parsed(const std::string& args) {
+  CLI::App app;
+  TrainOptions o;
+  train_options().add_to(app, o);
+  app.parse("--data d.h5 --out run " + args, false);
+  return o;
+}
+
+// --situation-weight many_queens=5 repeats the rows with three or more queens five times an
+// epoch, whatever else they are, and every other row once.
+TEST(TrainRowWeights, ASituationWeightRepeatsExactlyItsRows) {
+  using namespace chess;
+  train::CompactPositions rows;
+  constexpr uint16_t QUEENS = 1 << SIT_MANY_QUEENS, LEGAL = 1 << WITH_LEGAL_MOVE;
+  rows.situations = {LEGAL,
+                     LEGAL | QUEENS,
+                     LEGAL | 1 << SIT_IN_CHECK,
+                     QUEENS | 1 << SIT_NO_LEGAL_MOVE,
+                     LEGAL | 1 << SIT_PROMOTION,
+                     LEGAL | QUEENS | 1 << SIT_PINNED_PIECE | 1 << SIT_CASTLING};
+  rows.side.assign(rows.situations.size(), 1);  // size() counts the rows by their side to move
+  const train::RowWeights w = row_weights(parsed("--situation-weight many_queens=5"));
+  std::vector<int> seen(rows.situations.size());
+  for (uint32_t r : train::epoch_order(rows, 3, 0, w)) ++seen[r];
+  EXPECT_EQ(seen, (std::vector<int>{1, 5, 1, 5, 1, 5}));
+  EXPECT_EQ(train::epoch_steps(rows, 2, w), 9);
+  EXPECT_EQ(w, train::RowWeights{}.raise(SIT_MANY_QUEENS, 5));
+}
+
+// A bad --situation-weight is refused in one line, by the parser and by check_train_options
+// (a struct filled without the parser); an unknown name with the names there are.
+TEST(TrainRowWeights, ABadNameOrWeightIsRefusedInOneLine) {
+  const std::string names =
+      "(expected with_legal_move | in_check | double_check | pinned_piece | en_passant | castling | "
+      "castling_refused | promotion | many_queens | no_legal_move)";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"queens=4", "--situation-weight: unknown situation 'queens' " + names},
+      {"many_queens=0", "--situation-weight: many_queens: the weight '0' is not an integer in 1..100"},
+      {"many_queens=200", "--situation-weight: many_queens: the weight '200' is not an integer in 1..100"},
+      {"many_queens=x", "--situation-weight: many_queens: the weight 'x' is not an integer in 1..100"},
+      {"many_queens=2,many_queens=3", "--situation-weight: many_queens is named twice"},
+  };
+  for (const auto& [text, message] : cases) {
+    try {
+      parsed("--situation-weight " + text);
+      ADD_FAILURE() << text << " parsed";
+    } catch (const CLI::ValidationError& e) {
+      EXPECT_EQ(std::string(e.what()), message) << text;
+    }
+    TrainOptions o = tiny_run("/nonexistent/run");
+    o.situation_weight = text;
+    EXPECT_EQ(test::error_of([&] { check_train_options(o); }), message);
+  }
+  TrainOptions o = tiny_run("/nonexistent/run");
+  o.situation_weight = "in_check";
+  const std::string what = test::error_of([&] { check_train_options(o); });
+  EXPECT_EQ(what.find("--situation-weight: 'in_check' is not NAME=W (e.g. many_queens=4; the names: with_legal_move"),
+            0u)
+      << what;
+  EXPECT_EQ(what.find('\n'), std::string::npos);
+}
+
+// The older options name situations' weights: --check-weight 8 is --situation-weight in_check=8,
+// --rare-weight castling and en_passant, --pin-weight pinned_piece; where both weight one
+// situation, the larger weight wins.
+TEST(TrainRowWeights, TheOlderOptionsAreSituationWeights) {
+  EXPECT_EQ(row_weights(parsed("--check-weight 8")), row_weights(parsed("--situation-weight in_check=8")));
+  EXPECT_EQ(row_weights(parsed("--check-weight 8 --rare-weight 4 --pin-weight 3")),
+            row_weights(parsed("--situation-weight in_check=8,castling=4,en_passant=4,pinned_piece=3")));
+  EXPECT_EQ(row_weights(parsed("--check-weight 8")), test::weights_of(8));
+  EXPECT_EQ(row_weights(parsed("--check-weight 8 --situation-weight in_check=3")), test::weights_of(8));
+  EXPECT_EQ(row_weights(parsed("--check-weight 2 --situation-weight in_check=8")), test::weights_of(8));
+  EXPECT_EQ(row_weights(parsed("")), train::RowWeights{});
+  EXPECT_FALSE(row_weights(parsed("")).repeats_any());
 }
 
 }  // namespace

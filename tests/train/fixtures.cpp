@@ -16,6 +16,14 @@ nn::ModelConfig config(const std::string& kind, int hidden, int blocks, int chan
   return c.resolved();
 }
 
+train::RowWeights weights_of(int check, int rare, int pin) {
+  return train::RowWeights{}
+      .raise(chess::SIT_IN_CHECK, check)
+      .raise(chess::SIT_CASTLING, rare)
+      .raise(chess::SIT_EN_PASSANT, rare)
+      .raise(chess::SIT_PINNED_PIECE, pin);
+}
+
 const std::string& tiny_dataset() {
   static const std::string path = [] {
     const std::string dir = temp_dir("nn");

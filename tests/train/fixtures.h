@@ -15,5 +15,7 @@ nn::ModelConfig config(const std::string& kind, int hidden, int blocks, int chan
 const std::string& tiny_dataset();
 // The first `max_rows` rows of the tiny dataset (0: all).
 train::CompactPositions first_rows(uint64_t max_rows);
+// The row weights of --check-weight, --rare-weight and --pin-weight (run::row_weights' mapping).
+train::RowWeights weights_of(int check, int rare = 1, int pin = 1);
 
 }  // namespace legalnet::test

@@ -14,6 +14,7 @@ namespace {
 
 using test::first_rows;
 using test::tiny_dataset;
+using test::weights_of;
 
 // Each row of a batch as bytes, to compare the rows of two sources as multisets.
 std::vector<std::string> row_keys(const Batch& b) {
@@ -58,13 +59,14 @@ std::vector<std::string> stream_epoch(StreamBatches& stream, int64_t epoch) {
 }
 
 TEST(Stream, AnEpochPassesEveryRowOnceInAShuffledOrder) {
-  for (const RowWeights weights : {RowWeights{1, 1}, RowWeights{3, 2}, RowWeights{1, 1, 4}}) {
+  for (const RowWeights weights : {weights_of(1, 1), weights_of(3, 2), weights_of(1, 1, 4)}) {
     StreamBatches stream(tiny_stream(weights));
     const auto expected = all_row_keys(weights);
     ASSERT_EQ(stream.rows_per_epoch(), expected.size());
     const auto first = stream_epoch(stream, 0), second = stream_epoch(stream, 1);
     EXPECT_EQ(std::multiset<std::string>(first.begin(), first.end()), expected)
-        << "weights " << weights.check << " " << weights.rare << " " << weights.pin;
+        << "weights in check " << weights.weight[chess::SIT_IN_CHECK] << ", castling "
+        << weights.weight[chess::SIT_CASTLING] << ", pinned " << weights.weight[chess::SIT_PINNED_PIECE];
     EXPECT_EQ(std::multiset<std::string>(second.begin(), second.end()), expected);
     EXPECT_NE(first, second) << "two epochs in the same order";
     EXPECT_NE(first, std::vector<std::string>(expected.begin(), expected.end())) << "not shuffled";
@@ -84,7 +86,7 @@ TEST(Stream, RanksReadDisjointPartsThatMakeTheWhole) {
 }
 
 TEST(Stream, AStreamStartedMidwayContinuesAsTheUninterruptedOne) {
-  StreamOptions o = tiny_stream(RowWeights{2, 1});
+  StreamOptions o = tiny_stream(weights_of(2, 1));
   o.batch_size = 16;
   StreamBatches straight(o), resumed(o);
   const int64_t steps = straight.steps_per_epoch();

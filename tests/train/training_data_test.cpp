@@ -8,6 +8,7 @@
 
 #include "chess/movegen.h"
 #include "data/dataset_reader.h"
+#include "support/helpers.h"
 #include "train/fixtures.h"
 #include "train/training_data.h"
 
@@ -68,14 +69,40 @@ TEST(TrainingData, RowWeightsTakeTheLargestThatApplies) {
   constexpr uint16_t CHECK = 1 << SIT_IN_CHECK, CASTLE = 1 << SIT_CASTLING, EP = 1 << SIT_EN_PASSANT,
                      PIN = 1 << SIT_PINNED_PIECE, OTHER = 1 << SIT_PROMOTION | 1 << WITH_LEGAL_MOVE;
   rows.situations = {CHECK | CASTLE, EP, PIN | OTHER, OTHER, CHECK | PIN};
-  const RowWeights w{4, 3, 2};
+  const RowWeights w = test::weights_of(4, 3, 2);
   EXPECT_EQ(w.copies(rows, 0), 4);
   EXPECT_EQ(w.copies(rows, 1), 3);
   EXPECT_EQ(w.copies(rows, 2), 2);
   EXPECT_EQ(w.copies(rows, 3), 1);
   EXPECT_EQ(w.copies(rows, 4), 4);
   EXPECT_FALSE(RowWeights{}.repeats_any());
-  EXPECT_TRUE((RowWeights{1, 1, 2}.repeats_any()));
+  EXPECT_TRUE(test::weights_of(1, 1, 2).repeats_any());
+  EXPECT_TRUE(RowWeights{}.raise(SIT_NO_LEGAL_MOVE, 2).repeats_any());
+  EXPECT_EQ(RowWeights{}.raise(SIT_IN_CHECK, 3).raise(SIT_IN_CHECK, 2).weight[SIT_IN_CHECK], 3);  // the larger wins
+}
+
+// --situation-weight's text: any situation by its name, each weight 1..100; what is wrong is
+// said in one line (an unknown name with the names there are).
+TEST(TrainingData, RowWeightsReadEverySituationByName) {
+  EXPECT_EQ(RowWeights::parse(""), RowWeights{});
+  for (const chess::SituationSpec& s : chess::SITUATIONS) {
+    const RowWeights w = RowWeights::parse(std::string(s.name) + "=7");
+    for (int t = 0; t < chess::SITUATION_NB; ++t) EXPECT_EQ(w.weight[size_t(t)], t == s.value ? 7 : 1) << s.name;
+  }
+  const RowWeights w = RowWeights::parse("many_queens=4,in_check=100,promotion=1");
+  EXPECT_EQ(w, RowWeights{}.raise(chess::SIT_MANY_QUEENS, 4).raise(chess::SIT_IN_CHECK, 100));
+  EXPECT_EQ(test::error_of([] { RowWeights::parse("queens=4"); }),
+            "unknown situation 'queens' (expected with_legal_move | in_check | double_check | pinned_piece | "
+            "en_passant | castling | castling_refused | promotion | many_queens | no_legal_move)");
+  for (const char* bad : {"in_check=0", "in_check=101", "in_check=2.5", "in_check=", "in_check=-3", "in_check= 2"})
+    EXPECT_EQ(test::error_of([&] { RowWeights::parse(bad); }).find("in_check: the weight '"), 0u) << bad;
+  EXPECT_EQ(test::error_of([] { RowWeights::parse("in_check=101"); }),
+            "in_check: the weight '101' is not an integer in 1..100");
+  EXPECT_EQ(test::error_of([] { RowWeights::parse("in_check=2,in_check=3"); }), "in_check is named twice");
+  for (const char* bad : {"in_check", "in_check=2,", ",in_check=2", "in_check=2,,promotion=2"})
+    EXPECT_NE(test::error_of([&] { RowWeights::parse(bad); }).find("is not NAME=W (e.g. many_queens=4"),
+              std::string::npos)
+        << bad;
 }
 
 }  // namespace

@@ -10,20 +10,15 @@
 
 #include "compute/choices.h"
 #include "eval/games.h"
+#include "util/choices.h"
 #include "util/option_table.h"
 
 namespace legalnet::run {
 
 // Who the model plays in --games (eval/games.h): a uniform random mover, itself on both sides, or
-// the adversary that hunts for its mistakes.
+// the adversary that hunts for its mistakes; by name, --opponent and report.json's "opponent".
 using eval::Opponent;
-
-struct OpponentSpec {
-  Opponent value;
-  const char* name;  // --opponent, and report.json's "opponent"
-};
-
-inline constexpr std::array<OpponentSpec, 3> OPPONENTS{{
+inline constexpr std::array<Choice<Opponent>, 3> OPPONENTS{{
     {Opponent::RANDOM, "random"},
     {Opponent::SELF, "self"},
     {Opponent::ADVERSARY, "adversary"},

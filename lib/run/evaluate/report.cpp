@@ -26,16 +26,16 @@ ordered_json situation_card_json(const eval::SituationCard& card) {
   ordered_json j;
   for (int s = 0; s < eval::SITUATION_NB; ++s) {
     const eval::SituationRow& r = card.rows[size_t(s)];
-    j[eval::situation_name(s)] = {{"positions", r.positions},
-                                  {"exact_sets", r.exact_sets},
-                                  {"exact_set_accuracy", r.exact().value()},
-                                  {"exact_set_95ci", pair_json(r.exact().interval())},
-                                  {"mean_illegal_mass", r.mean_illegal_mass()},
-                                  {"illegal_mass_95ci", pair_json(r.illegal_mass_interval())},
-                                  {"sampled_picks", r.sampled_illegal.total},
-                                  {"sampled_illegal_picks", r.sampled_illegal.count},
-                                  {"sampled_illegal_rate", r.sampled_illegal.value()},
-                                  {"sampled_illegal_95ci", pair_json(r.sampled_illegal.interval())}};
+    j[eval::situation_label(s)] = {{"positions", r.positions},
+                                   {"exact_sets", r.exact_sets},
+                                   {"exact_set_accuracy", r.exact().value()},
+                                   {"exact_set_95ci", pair_json(r.exact().interval())},
+                                   {"mean_illegal_mass", r.mean_illegal_mass()},
+                                   {"illegal_mass_95ci", pair_json(r.illegal_mass_interval())},
+                                   {"sampled_picks", r.sampled_illegal.total},
+                                   {"sampled_illegal_picks", r.sampled_illegal.count},
+                                   {"sampled_illegal_rate", r.sampled_illegal.value()},
+                                   {"sampled_illegal_95ci", pair_json(r.sampled_illegal.interval())}};
   }
   return j;
 }
@@ -142,7 +142,7 @@ ordered_json search_json(const eval::SearchSummary& s, int budget) {
   for (int k = 0; k < eval::SITUATION_NB; ++k) {
     uint64_t n = 0;
     for (const auto& x : s.starts) n += x.broken && (x.situations >> k & 1);
-    situations[eval::situation_name(k)] = n;
+    situations[eval::situation_label(k)] = n;
   }
   j["breaks_by_situation"] = situations;
   ordered_json breaks = ordered_json::array();

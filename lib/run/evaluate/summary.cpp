@@ -36,7 +36,7 @@ void print_situation_card(const std::string& title, const eval::SituationCard& c
   };
   for (int s = 0; s < eval::SITUATION_NB; ++s) {
     const eval::SituationRow& r = card.rows[size_t(s)];
-    const char* name = eval::situation_name(s);
+    const char* name = eval::situation_label(s);
     if (r.positions == 0) {
       fmt::print("  {:<36} {:>9}\n", name, 0);
       continue;

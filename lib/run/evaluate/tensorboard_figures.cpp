@@ -78,7 +78,7 @@ std::vector<tb::Scalar> tensorboard_scalars(const EvaluateReport& r) {
     for (int s = 0; s < eval::SITUATION_NB; ++s) {
       const eval::SituationRow& row = r.dataset->situations.rows[size_t(s)];
       if (row.positions == 0) continue;
-      const std::string tag = "situations/" + tag_part(eval::situation_name(s));
+      const std::string tag = "situations/" + tag_part(eval::situation_label(s));
       out.push_back({tag + "/exact", float(row.exact().value())});
       out.push_back({tag + "/illegal_mass", float(row.mean_illegal_mass())});
     }

@@ -12,8 +12,6 @@ namespace {
 
 using train::CompactPositions;
 
-train::RowWeights row_weights(const TrainOptions& o) { return {o.check_weight, o.rare_weight, o.pin_weight}; }
-
 // Stream mode's source: blocks of the files through a shuffle buffer, this rank's blocks.
 std::unique_ptr<train::StreamBatches> stream_source(const TrainOptions& o, const nn::ModelConfig& model,
                                                     train::Collectives& ranks, TrainingData& d,

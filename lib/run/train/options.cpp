@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "chess/situations.h"
 #include "run/device_rows.h"
 #include "run/train/schedule.h"
 #include "util/choices.h"
@@ -41,13 +42,33 @@ std::string learning_rate_help() {
   return help;
 }
 
-// encode's input kinds as a choice table (util/choices.h: value and name).
-struct InputKindName {
-  encode::InputKind value;
-  const char* name;
-};
-const std::array<InputKindName, encode::INPUT_KIND_NB> INPUT_KINDS = [] {
-  std::array<InputKindName, encode::INPUT_KIND_NB> kinds{};
+std::string situation_weight_help() {
+  std::string names;
+  for (const chess::SituationSpec& s : chess::SITUATIONS) names += (names.empty() ? "" : ", ") + std::string(s.name);
+  return fmt::format(
+      "Positions in situation NAME appear W times per epoch (W in 1..{}), e.g. many_queens=4 or "
+      "in_check=8,promotion=2; NAME: {} (where this and --check-weight, --rare-weight or --pin-weight weight one "
+      "situation, the larger weight wins)",
+      train::MAX_ROW_WEIGHT, names);
+}
+
+// --situation-weight's text checked by the parser (the message without the option, which CLI11 adds).
+CLI::Validator situation_weights() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          (void)train::RowWeights::parse(text);
+          return {};
+        } catch (const Error& e) {
+          return e.what();
+        }
+      },
+      "NAME=W[,NAME=W...]");
+}
+
+// encode's input kinds as a choice table (util/choices.h).
+const std::array<Choice<encode::InputKind>, encode::INPUT_KIND_NB> INPUT_KINDS = [] {
+  std::array<Choice<encode::InputKind>, encode::INPUT_KIND_NB> kinds{};
   for (int k = 0; k < encode::INPUT_KIND_NB; ++k)
     kinds[size_t(k)] = {encode::InputKind(k), encode::input_spec(encode::InputKind(k)).name};
   return kinds;
@@ -89,20 +110,22 @@ Rows model_rows() {
           .keep_on_resume(),
       R::alias("--model", "--arch"),
       R::value(MODEL_FIELD(hidden), "--hidden", "model/hidden",
-               "mlp: hidden width (4096); conv: FC width (1024); attention: feed-forward width (2 x channels)")
+               nn::size_help(&nn::SizeMeanings::hidden, &nn::ModelSizes::hidden))
           .int_range(0, nn::MAX_SIZES.hidden)
           .inside_fact()
           .keep_on_resume(),
-      R::value(MODEL_FIELD(blocks), "--blocks", "model/blocks", "conv/resnet: blocks (8 / 6); attention: layers (6)")
+      R::value(MODEL_FIELD(blocks), "--blocks", "model/blocks",
+               nn::size_help(&nn::SizeMeanings::blocks, &nn::ModelSizes::blocks))
           .int_range(0, nn::MAX_SIZES.blocks)
           .inside_fact()
           .keep_on_resume(),
       R::value(MODEL_FIELD(channels), "--channels", "model/channels",
-               "conv/resnet: filters (128 / 32); attention: token width (64)")
+               nn::size_help(&nn::SizeMeanings::channels, &nn::ModelSizes::channels))
           .int_range(0, nn::MAX_SIZES.channels)
           .inside_fact()
           .keep_on_resume(),
-      R::value(MODEL_FIELD(heads), "--heads", "model/heads", "attention: heads per layer (4)")
+      R::value(MODEL_FIELD(heads), "--heads", "model/heads",
+               nn::size_help(&nn::SizeMeanings::heads, &nn::ModelSizes::heads))
           .int_range(0, nn::MAX_SIZES.heads)
           .inside_fact()
           .keep_on_resume(),
@@ -166,6 +189,9 @@ Rows schedule_rows() {
           .show_default()
           .keep_on_resume(),
       R::value(&TrainOptions::lr, "--lr", "lr", learning_rate_help()).range(0, 100).keep_on_resume(),
+      // "architecture" (--lr left out: each re-plan takes the architecture's peak for its length) or
+      // "given" (--lr's peak for every plan); options.json's lr is the first plan's peak either way.
+      R::fact("lr_rule").keep_on_resume("the learning rate's rule (--lr left out, or given)"),
       R::choice(&TrainOptions::optimizer, "--optimizer", "optimizer", OPTIMIZERS,
                 "Adam, AdamW, or SGD with Nesterov momentum 0.9")
           .keep_on_resume(),
@@ -200,20 +226,23 @@ Rows sample_rows() {
       R::alias("--max-ply", "--position-ply-limit", old_max_ply),
       R::value(&TrainOptions::check_weight, "--check-weight", "check_weight",
                "Positions whose side to move is in check appear this many times per epoch (the hardest 5%)")
-          .int_range(1, 100)
+          .int_range(1, train::MAX_ROW_WEIGHT)
           .show_default()
           .keep_on_resume(),
       R::value(&TrainOptions::rare_weight, "--rare-weight", "rare_weight",
                "Positions with a legal castling or en-passant move appear this many times per epoch (a few in a "
                "thousand)")
-          .int_range(1, 100)
+          .int_range(1, train::MAX_ROW_WEIGHT)
           .show_default()
           .keep_on_resume(),
       R::value(&TrainOptions::pin_weight, "--pin-weight", "pin_weight",
                "Positions where a piece of the side to move is pinned to its king appear this many times per epoch "
                "(a larger weight wins where a row is several of these)")
-          .int_range(1, 100)
+          .int_range(1, train::MAX_ROW_WEIGHT)
           .show_default()
+          .keep_on_resume(),
+      R::value(&TrainOptions::situation_weight, "--situation-weight", "situation_weight", situation_weight_help())
+          .validator(situation_weights())
           .keep_on_resume(),
       R::choice(&TrainOptions::data_mode, "--data-mode", "data_mode", DATA_MODES,
                 "Where the training rows live (see above)")
@@ -300,6 +329,20 @@ void check_train_options(const TrainOptions& o) {
         "--replan with --time-budget: the budget makes its own re-plans (give --max-steps and --replan alone to "
         "rerun a budgeted run)");
   parse_replans(o.replan);
+  (void)row_weights(o);
+}
+
+train::RowWeights row_weights(const TrainOptions& o) {
+  train::RowWeights weights;
+  try {
+    weights = train::RowWeights::parse(o.situation_weight);
+  } catch (const Error& e) {
+    throw Error(std::string("--situation-weight: ") + e.what());
+  }
+  return weights.raise(chess::SIT_IN_CHECK, o.check_weight)
+      .raise(chess::SIT_CASTLING, o.rare_weight)
+      .raise(chess::SIT_EN_PASSANT, o.rare_weight)
+      .raise(chess::SIT_PINNED_PIECE, o.pin_weight);
 }
 
 double default_lr(nn::ModelKind kind, int64_t steps, int64_t batch_rows) {

@@ -14,27 +14,23 @@
 #include "nn/model_config.h"
 #include "train/process_group_spec.h"
 #include "train/run_folder.h"
+#include "train/training_data.h"
+#include "util/choices.h"
 #include "util/option_table.h"
 
 namespace legalnet::run {
 
+// The optimizer; by name, --optimizer, options.json and the checkpoint's "optimizer".
 enum class Optimizer { ADAM, ADAMW, SGD };
-struct OptimizerSpec {
-  Optimizer value;
-  const char* name;  // --optimizer, options.json, the checkpoint's "optimizer"
-};
-inline constexpr std::array<OptimizerSpec, 3> OPTIMIZERS{{
+inline constexpr std::array<Choice<Optimizer>, 3> OPTIMIZERS{{
     {Optimizer::ADAM, "adam"}, {Optimizer::ADAMW, "adamw"}, {Optimizer::SGD, "sgd"},  // Nesterov momentum 0.9
 }};
 
 // Where the training rows live: memory loads them compactly and shuffles whole epochs, stream
-// reads blocks through a shuffle buffer, auto streams when memory would take over half the RAM.
+// reads blocks through a shuffle buffer, auto streams when memory would take over half the RAM
+// (by name, --data-mode and options.json's "data_mode").
 enum class DataMode { AUTO, MEMORY, STREAM };
-struct DataModeSpec {
-  DataMode value;
-  const char* name;  // --data-mode, options.json
-};
-inline constexpr std::array<DataModeSpec, 3> DATA_MODES{{
+inline constexpr std::array<Choice<DataMode>, 3> DATA_MODES{{
     {DataMode::AUTO, "auto"},
     {DataMode::MEMORY, "memory"},
     {DataMode::STREAM, "stream"},
@@ -84,6 +80,8 @@ struct TrainOptions {
   int check_weight = 1;        // positions whose side to move is in check appear this often per epoch
   int rare_weight = 1;         // positions with a legal castling or en-passant move appear this often
   int pin_weight = 1;          // positions with a piece pinned to the mover's king appear this often
+  // "NAME=W[,NAME=W...]": positions in situation NAME appear W times (train::RowWeights::parse)
+  std::string situation_weight;
   DataMode data_mode = DataMode::AUTO;
   uint64_t shuffle_buffer = 1 << 18;  // positions in the shuffle buffer of stream mode
   uint64_t seed = 0;
@@ -113,6 +111,12 @@ const options::Table<TrainOptions>& train_options();
 // The checks of a run's options, the table's ranges (validate()) and those across options,
 // before any file is read (a typo costs nothing): throws legalnet::Error naming the option.
 void check_train_options(const TrainOptions& options);
+
+// How often each row appears in an epoch: --situation-weight's weights, raised by those of
+// --check-weight (in_check), --rare-weight (castling, en_passant) and --pin-weight (pinned_piece):
+// where two options weight one situation, the larger weight wins. Throws legalnet::Error
+// "--situation-weight: ..." for a bad --situation-weight.
+train::RowWeights row_weights(const TrainOptions& options);
 
 // The net train builds from `wanted`: its policy head "auto" as the architecture's
 // (nn::ModelSpec's lr and policy_head), then ModelConfig::resolved() (which throws legalnet::Error for what

@@ -48,6 +48,7 @@ struct RunFacts {
   size_t train_positions = 0, val_positions = 0;
   const nlohmann::json& identities;  // {"data_files": ..., "val_files": ...}
   std::string device;                // "cpu", "cuda:0"
+  bool lr_from_architecture = false;  // --lr left out (Schedule::peak_for)
 };
 
 // options.json: provenance, then train_options()'s keys with the run's facts.
@@ -61,6 +62,7 @@ std::string options_json(const TrainOptions& o, const RunFacts& f) {
   facts["kernels"] = nn::kernels_name(o.kernels);
   facts["forward_flops_per_position"] = f.model.forward_flops();
   facts["total_steps"] = f.total_steps;
+  facts["lr_rule"] = f.lr_from_architecture ? "architecture" : "given";
   facts["processes"] = o.ranks.world_size;
   facts["train_positions"] = f.train_positions;
   facts["val_positions"] = f.val_positions;
@@ -179,7 +181,7 @@ TrainReport run_train(const TrainOptions& given) {
   const nlohmann::json identities = {{"data_files", data_identities(files.data)},
                                      {"val_files", data_identities(files.val)}};
   if (o.resume)
-    folder.check_resumed_options(options_json(o, {model, precision, 0, 0, 0, identities, device.str()}),
+    folder.check_resumed_options(options_json(o, {model, precision, 0, 0, 0, identities, device.str(), given.lr == 0}),
                                  kept_on_resume(), kept_data());
   const std::optional<std::string> precision_was = precision_before_resume(given, folder, precision);
 
@@ -200,18 +202,22 @@ TrainReport run_train(const TrainOptions& given) {
   const int64_t most_steps = o.max_steps > 0 ? std::min(epoch_steps, o.max_steps) : epoch_steps;
   if (most_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
   const StepPlan plan = planned_steps(o, model, precision, device, ranks, most_steps, verbose);
+  const bool lr_from_architecture = given.lr == 0;
   if (o.lr == 0) o.lr = default_lr(model.kind, o.max_steps, step_rows);
-  const Schedule schedule{.peak = o.lr,
-                          .warmup = o.warmup,
-                          .min_lr_ratio = o.min_lr_ratio,
-                          .first_steps = plan.steps,
-                          .replans = parse_replans(o.replan)};
+  Schedule schedule{.peak = o.lr,
+                    .warmup = o.warmup,
+                    .min_lr_ratio = o.min_lr_ratio,
+                    .first_steps = plan.steps,
+                    .replans = parse_replans(o.replan)};
+  if (lr_from_architecture)
+    schedule.peak_for = [kind = model.kind, step_rows](int64_t steps) { return default_lr(kind, steps, step_rows); };
   check_replans(schedule, epoch_steps);
   auto optimizer = make_optimizer(o, *net);
 
   nn::TrainState state = o.resume ? resumed_state(folder, model, *net, *optimizer, device, schedule) : nn::TrainState{};
   const std::string options = options_json(
-      o, {model, precision, schedule.steps(), data.train_positions, data.val_positions, identities, device.str()});
+      o, {model, precision, schedule.steps(), data.train_positions, data.val_positions, identities, device.str(),
+          lr_from_architecture});
   if (ranks.is_main()) folder.start(options, train::metrics_header());
   const TrainingRun run{o,     model,  *net,      *optimizer, ranks,      folder, data,
                         state, device, precision, schedule,   most_steps, options};

@@ -76,11 +76,20 @@ double Schedule::progress(int64_t step) const {
   return std::min(1.0, std::max(0.0, double(step) - w) / std::max(1.0, double(steps_at(step)) - w));
 }
 
+double Schedule::peak_at(int64_t step) const {
+  if (!peak_for) return peak;
+  const Replan* in_force = nullptr;
+  for (const Replan& r : replans)
+    if (step >= r.at) in_force = &r;
+  return in_force ? peak_for(in_force->steps) : peak;
+}
+
 double Schedule::lr(int64_t step) const {
+  const double top = peak_at(step);
   const double w = warmup_steps();
-  if (double(step) < w) return peak * (double(step) + 1) / w;
-  const double floor = peak * min_lr_ratio;
-  return floor + (peak - floor) * 0.5 * (1 + std::cos(M_PI * progress(step)));
+  if (double(step) < w) return top * (double(step) + 1) / w;
+  const double floor = top * min_lr_ratio;
+  return floor + (top - floor) * 0.5 * (1 + std::cos(M_PI * progress(step)));
 }
 
 }  // namespace legalnet::run

@@ -1,13 +1,16 @@
 // The learning rate along a run: a linear warm-up, then a cosine decay to the run's last step.
 // A --time-budget run may move that last step while it runs (a re-plan, run/train/time_budget.h):
 // from then on each step takes the rate a run planned for the new length has at that step, so
-// the rate moves by what the change of length moves it (a few percent: the checks re-plan
-// often and early), and a run that learns late that it has more steps is not left with the
-// tail of the shorter cosine it began (docs/benchmarks.md, issue 32). options.json records each
-// re-plan so that the run can be rerun.
+// the rate moves by what the change of length moves it, and a run that learns late that it has
+// more steps is not left with the tail of the shorter cosine it began (docs/benchmarks.md).
+// Where the peak was left to the architecture (--lr 0), a re-plan also takes the peak the
+// architecture gives the new length: a run planned for 7,657 steps and re-planned to 48,205
+// would otherwise keep a short run's peak, three times the long run's, for all its steps.
+// options.json records each re-plan so that the run can be rerun.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,16 +30,21 @@ std::vector<Replan> parse_replans(const std::string& text);
 std::string replans_text(const std::vector<Replan>& replans);
 
 struct Schedule {
-  double peak = 0;          // --lr
+  double peak = 0;          // --lr: the peak of the first plan
   double warmup = 0;        // the share of the first plan's steps with a linear warm-up
   double min_lr_ratio = 0;  // the cosine ends at peak x min_lr_ratio
   int64_t first_steps = 0;  // the steps planned at the start: --max-steps, the epochs', or the budget's
   std::vector<Replan> replans;
+  // The peak of a plan of that many steps, from a re-plan on (empty: `peak` for every plan, as
+  // with a --lr given). The first plan keeps `peak`.
+  std::function<double(int64_t steps)> peak_for;
 
   // The step the run ends at: the first plan's, or the last re-plan's.
   int64_t steps() const { return replans.empty() ? first_steps : replans.back().steps; }
   // The rate of step `step` (0-based: the steps done before it).
   double lr(int64_t step) const;
+  // The peak of the plan in force at step `step`.
+  double peak_at(int64_t step) const;
   // How much of the cosine lies behind step `step` in the plan in force there: 0 up to the end
   // of the warm-up (the first plan's), 1 at the end.
   double progress(int64_t step) const;

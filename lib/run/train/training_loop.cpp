@@ -166,13 +166,16 @@ void TrainingLoop::watch_budget() {
   const int64_t fits = run_.ranks.fewest(steps_at_pace(o_.time_budget * 60, now, step, pace, run_.most_steps));
   const std::optional<Replan> replan = replan_for_pace(schedule_, step, fits);
   if (!replan) return;
+  const double peak_was = schedule_.peak_at(step);
+  schedule_.replans.push_back(*replan);
   if (verbose_) {
     progress_.finish();
+    const double peak = schedule_.peak_at(step);
     say("train: --time-budget {:g} min: steps {}-{} went at {:.0f} samples/s a process: the run now ends at step "
-        "{}, not {}\n",
-        o_.time_budget, pace_from_step_, step, o_.batch_size / pace, replan->steps, schedule_.steps());
+        "{}, not {}{}\n",
+        o_.time_budget, pace_from_step_, step, o_.batch_size / pace, replan->steps, schedule_.steps_at(step - 1),
+        peak != peak_was ? fmt::format(" (peak rate {:.4g}, the architecture's for that length)", peak) : "");
   }
-  schedule_.replans.push_back(*replan);
   progress_.set_total(uint64_t(schedule_.steps()));
   nlohmann::ordered_json options = nlohmann::ordered_json::parse(options_);
   options["replan"] = replans_text(schedule_.replans);
