@@ -66,7 +66,8 @@ ProcessGroupSpec process_group_from_environment() {
     throw Error(fmt::format("environment variable MASTER_PORT={} is not a port", spec.master_port));
   spec.timeout_seconds = env_int("LEGALNET_RANK_TIMEOUT", spec.timeout_seconds);
   if (spec.timeout_seconds < 1)
-    throw Error("environment variable LEGALNET_RANK_TIMEOUT=0: the seconds a rank waits for the others must be at least 1");
+    throw Error(
+        "environment variable LEGALNET_RANK_TIMEOUT=0: the seconds a rank waits for the others must be at least 1");
   return spec;
 }
 
@@ -78,16 +79,18 @@ namespace {
 Error lost_peer(const ProcessGroupSpec& spec, const std::exception& e) {
   std::string what = e.what();
   what = what.substr(0, what.find('\n'));
-  if (what.size() > 1 && what[0] == '[' && what.find("] ") != std::string::npos) what = what.substr(what.find("] ") + 2);
+  if (what.size() > 1 && what[0] == '[' && what.find("] ") != std::string::npos)
+    what = what.substr(what.find("] ") + 2);
   const std::string me = fmt::format("rank {} of {}", spec.rank, spec.world_size);
   const std::string peer = spec.world_size == 2 ? fmt::format("rank {}", 1 - spec.rank) : "another rank";
   auto has = [&](const char* text) { return what.find(text) != std::string::npos; };
   if (has("Timed out") || has("timed out") || has("Timeout") || has("timeout"))
-    return Error(fmt::format("{}: {} did not answer for {} s (stopped, hung or far behind; LEGALNET_RANK_TIMEOUT sets "
-                             "the wait); this rank stops ({})",
-                             me, peer, spec.timeout_seconds, what));
-  if (has("reset by peer") || has("closed by peer") || has("Connection closed") || has("Broken pipe") ||
-      has("EOF") || has("Connection refused"))
+    return Error(
+        fmt::format("{}: {} did not answer for {} s (stopped, hung or far behind; LEGALNET_RANK_TIMEOUT sets "
+                    "the wait); this rank stops ({})",
+                    me, peer, spec.timeout_seconds, what));
+  if (has("reset by peer") || has("closed by peer") || has("Connection closed") || has("Broken pipe") || has("EOF") ||
+      has("Connection refused"))
     return Error(fmt::format("{}: {} ended (its connections closed); this rank stops too ({})", me, peer, what));
   return Error(fmt::format("{}: a collective with the other ranks failed: {}", me, what));
 }

@@ -46,8 +46,8 @@ struct RunFacts {
   nn::Precision precision;
   int64_t total_steps = 0;
   size_t train_positions = 0, val_positions = 0;
-  const nlohmann::json& identities;  // {"data_files": ..., "val_files": ...}
-  std::string device;                // "cpu", "cuda:0"
+  const nlohmann::json& identities;   // {"data_files": ..., "val_files": ...}
+  std::string device;                 // "cpu", "cuda:0"
   bool lr_from_architecture = false;  // --lr left out (Schedule::peak_for)
 };
 
@@ -202,22 +202,20 @@ TrainReport run_train(const TrainOptions& given) {
   const int64_t most_steps = o.max_steps > 0 ? std::min(epoch_steps, o.max_steps) : epoch_steps;
   if (most_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
   const StepPlan plan = planned_steps(o, model, precision, device, ranks, most_steps, verbose);
-  const bool lr_from_architecture = given.lr == 0;
   if (o.lr == 0) o.lr = default_lr(model.kind, o.max_steps, step_rows);
   Schedule schedule{.peak = o.lr,
                     .warmup = o.warmup,
                     .min_lr_ratio = o.min_lr_ratio,
                     .first_steps = plan.steps,
                     .replans = parse_replans(o.replan)};
-  if (lr_from_architecture)
+  if (given.lr == 0)
     schedule.peak_for = [kind = model.kind, step_rows](int64_t steps) { return default_lr(kind, steps, step_rows); };
   check_replans(schedule, epoch_steps);
   auto optimizer = make_optimizer(o, *net);
 
   nn::TrainState state = o.resume ? resumed_state(folder, model, *net, *optimizer, device, schedule) : nn::TrainState{};
-  const std::string options = options_json(
-      o, {model, precision, schedule.steps(), data.train_positions, data.val_positions, identities, device.str(),
-          lr_from_architecture});
+  const std::string options = options_json(o, {model, precision, schedule.steps(), data.train_positions,
+                                               data.val_positions, identities, device.str(), given.lr == 0});
   if (ranks.is_main()) folder.start(options, train::metrics_header());
   const TrainingRun run{o,     model,  *net,      *optimizer, ranks,      folder, data,
                         state, device, precision, schedule,   most_steps, options};
