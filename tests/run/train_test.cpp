@@ -465,6 +465,7 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/model/geometric_head --full-head",
                                              "/batch_size --batch-size",
                                              "/lr --lr",
+                                             "/lr_rule the learning rate's rule (--lr left out, or given)",
                                              "/optimizer --optimizer",
                                              "/weight_decay --weight-decay",
                                              "/warmup --warmup",
