@@ -19,13 +19,10 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -49,40 +46,6 @@ inline CLI::Validator in_range(double min, double max) {
         return {};
       },
       fmt::format("{:g}..{:g}", min, max));
-}
-
-// The text of a number for a field of type T, refused where CLI11 2.1 would read it wrongly
-// without a word: empty (the default), negative for an unsigned field (wrapped: -1 seeded as
-// 2^64-1), beyond the type (clamped: 2^64 seeded as 2^64-1) or not an integer at all ("1e3",
-// which a range of integers called "not in range"). Hexadecimal ("0x10") reads as CLI11 reads it.
-template <class T>
-CLI::Validator number_text() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const size_t start = text.find_first_not_of(" \t");
-        if (start == std::string::npos) return "an empty value is not a number";
-        if constexpr (std::is_integral_v<T>) {
-          const char* begin = text.c_str() + start;
-          char* end = nullptr;
-          errno = 0;
-          bool below = false, above = false;
-          if constexpr (std::is_unsigned_v<T>) {
-            const unsigned long long v = std::strtoull(begin, &end, 0);
-            above = errno == ERANGE || v > std::numeric_limits<T>::max();
-            below = *begin == '-' && v != 0;
-          } else {
-            const long long v = std::strtoll(begin, &end, 0);
-            above = (errno == ERANGE && v > 0) || v > std::numeric_limits<T>::max();
-            below = (errno == ERANGE && v < 0) || v < std::numeric_limits<T>::min();
-          }
-          if (end == begin || text.find_first_not_of(" \t", size_t(end - text.c_str())) != std::string::npos)
-            return fmt::format("{} is not an integer", text);
-          if (below) return fmt::format("{} is below {}", text, std::numeric_limits<T>::min());
-          if (above) return fmt::format("{} is above {}", text, std::numeric_limits<T>::max());
-        }
-        return {};
-      },
-      "");
 }
 
 // Counts of things a run makes or reads: games, positions, steps. Bounded so that a negative
@@ -204,13 +167,11 @@ struct Rows {
   template <class Get>
   static Row<Options> value(Get get, std::string flag, std::string key, std::string help) {
     Row<Options> r = named(std::move(flag), std::move(key), std::move(help));
-    using T = std::remove_cvref_t<decltype(std::invoke(get, std::declval<Options&>()))>;
     r.add = [get](CLI::App& app, Options& o, const std::string& flag, const std::string& help) {
-      CLI::Option* option = app.add_option(flag, std::invoke(get, o), help);
-      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) option->check(number_text<T>());
-      return option;
+      return app.add_option(flag, std::invoke(get, o), help);
     };
     r.value = [get](const Options& o) { return nlohmann::json(std::invoke(get, o)); };
+    using T = std::remove_cvref_t<decltype(std::invoke(get, std::declval<Options&>()))>;
     if constexpr (std::is_arithmetic_v<T>) r.number = [get](const Options& o) { return double(std::invoke(get, o)); };
     return r;
   }
