@@ -2,6 +2,8 @@
 cannot drift from the code). Usage:
 
     run_doc_blocks.py FILE.md [FILE.md ...] [--bin build/bin] [--list] [--keep]
+    run_doc_blocks.py --check [FILE.md ...] [--tested FILE.md ...]
+                        the marks only, of README.md and every docs/*.md by default
 
 The convention, in the markdown source (an HTML comment, which renderers do not show), on the
 line just before a fenced block:
@@ -11,7 +13,12 @@ line just before a fenced block:
 
 Every ```python, ```sh, ```bash or ```shell block of a file given here must carry one of the two
 (a new block without either fails the test, so that a runnable example is never left out by
-mistake); blocks in other languages, or with none, are text. Marked blocks run in the order of
+mistake); blocks in other languages, or with none, are text, except that a block with no language
+whose first line reads as a command (`build/bin/...`, `scripts/...`, `make ...`, `pip ...`, see
+COMMAND) fails too: give it ```sh and a mark, or a language such as ```text. --check runs nothing
+and checks only the marks, by default of README.md and every docs/*.md as they are when it runs
+(so a new doc is checked without a change here); with --tested (the files tests/CMakeLists.txt
+runs), a file with a block marked to run that no test runs fails too. Marked blocks run in the order of
 the file, each in a process of its own (python: this Python, with the checkout's python/ on
 PYTHONPATH; sh: bash -e -o pipefail), in one scratch folder shaped as a checkout after `make
 all`, so that blocks may use what an earlier block of the file wrote:
@@ -23,15 +30,19 @@ all`, so that blocks may use what an earlier block of the file wrote:
     runs/r6x32/model.safetensors                      the same model
     legalnet            on PATH: the package's command (python -m legalnet)
 
-A block reads no input (stdin is /dev/null), and its script keeps the line numbers of the file,
+A block reads no input (stdin is /dev/null; a block for the UCI engine pipes its commands in), runs
+in a process group of its own, killed with whatever the block left running when it ends, and its
+script keeps the line numbers of the file,
 so that a traceback or bash's error names the markdown line. A block fails on a non-zero exit
 status or after --timeout seconds (the blocks are meant to take seconds: a doc shows small step
 counts where a block runs). The scratch folder is removed unless --keep or
 LEGALNET_KEEP_TEST_FILES=1."""
 import argparse
+import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -43,6 +54,9 @@ RUNNABLE = {"python": "python", "py": "python", "sh": "sh", "bash": "sh", "shell
 RUN = re.compile(r"<!--\s*run\s*-->")
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(\S.*?)\s*-->")
 FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^\s`]*)(.*)$")
+# The first line of a block without a language that reads as a shell command.
+COMMAND = re.compile(r"^\$?\s*(build/bin/|scripts/|slurm/|bench/|tests/|\./|(make|cmake|ctest|pip|pip3|python|python3|"
+                     r"legalnet|sbatch|srun|apt-get|git|cd|export)\s)")
 
 
 class Block:
@@ -93,10 +107,15 @@ def parse(path, text=None):
 
 
 def problems(blocks):
-    """What is wrong with the marks: a runnable-language block with no mark, a block marked to
-    run in a language this runner does not run."""
+    """What is wrong with the marks: a runnable-language block with no mark, a block with no
+    language that reads as a command and has no mark, a block marked to run in a language this
+    runner does not run."""
     found = []
     for b in blocks:
+        first = next((line for line in b.code.split("\n") if line.strip()), "")
+        if not b.language and b.mark is None and COMMAND.match(first.strip()):
+            found.append(f"{b.where()}: a block without a language that reads as a command ({first.strip()[:40].rstrip()}): "
+                         "make it ```sh with <!-- run --> or <!-- not run: REASON --> before it, or ```text")
         if b.kind and b.mark is None:
             found.append(f"{b.where()}: a ```{b.language} block without <!-- run --> or <!-- not run: REASON --> "
                          "on the line before it")
@@ -157,25 +176,40 @@ def run_block(block, folder, env, timeout):
         f.write("\n" * (block.line - 1) + block.code)
     command = [sys.executable, script] if block.kind == "python" else ["bash", "-e", "-o", "pipefail", script]
     start = time.monotonic()
+    # A process group of its own, so that what the block starts in the background (a second train
+    # process) ends with it, and a block stopped for its time leaves nothing running.
+    process = subprocess.Popen(command, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        done = subprocess.run(command, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        return False, time.monotonic() - start, (e.output or b"").decode(errors="replace") + \
-            f"\n(stopped after {timeout} s: a block is meant to take seconds)"
-    return done.returncode == 0, time.monotonic() - start, done.stdout.decode(errors="replace") + \
-        ("" if done.returncode == 0 else f"\n(exit status {done.returncode})")
+        output, _ = process.communicate(timeout=timeout)
+        ended = f"\n(exit status {process.returncode})" if process.returncode else ""
+    except subprocess.TimeoutExpired:
+        output, ended = None, f"\n(stopped after {timeout} s: a block is meant to take seconds, and to leave nothing running)"
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    if output is None:
+        output, _ = process.communicate()
+    return not ended, time.monotonic() - start, output.decode(errors="replace") + ended
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("files", nargs="+")
+    p.add_argument("files", nargs="*", help="markdown files (--check: default README.md and docs/*.md)")
     p.add_argument("--bin", default=os.environ.get("LEGALNET_BIN_DIR", os.path.join(ROOT, "build", "bin")))
     p.add_argument("--list", action="store_true", help="list the blocks and their marks, run nothing")
+    p.add_argument("--check", action="store_true", help="check the marks only, run nothing")
+    p.add_argument("--tested", action="append", default=[], metavar="FILE.md",
+                   help="with --check: a file a test runs (repeat); a file with blocks to run that is not one fails")
     p.add_argument("--keep", action="store_true", help="keep the scratch folder")
     p.add_argument("--timeout", type=float, default=120, help="seconds a block may take")
     a = p.parse_args()
-    blocks = [b for path in a.files for b in parse(path)]
+    if not a.files and not a.check:
+        p.error("no markdown file given (only --check has a default)")
+    files = a.files or [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+    blocks = [b for path in files for b in parse(path)]
     if a.list:
         for b in blocks:
             if b.kind or b.mark:
@@ -185,6 +219,17 @@ def main():
     for w in wrong:
         print(w, file=sys.stderr)
     marked = [b for b in blocks if b.mark == "run" and b.kind]
+    if a.check and a.tested:
+        tested = {os.path.realpath(t) for t in a.tested}
+        for path in sorted({b.path for b in marked if os.path.realpath(b.path) not in tested}):
+            wrong.append(f"{path}: blocks marked <!-- run -->, but no test runs them: add the file to "
+                         "tests/CMakeLists.txt's list of docs")
+            print(wrong[-1], file=sys.stderr)
+    if a.check:
+        counts = {m: sum(1 for b in blocks if b.mark == m) for m in ("run", "not run")}
+        print(f"{len(files)} files: {counts['run']} blocks marked to run, {counts['not run']} not run"
+              + (f"; {len(wrong)} marks wrong" if wrong else ""))
+        return 1 if wrong else 0
     if not marked:
         print("no block marked <!-- run -->", file=sys.stderr)
         return 1

@@ -1,11 +1,12 @@
 """The runner of the docs' code blocks (tests/docs/run_doc_blocks.py, issue 62): which blocks it
 finds and runs, the marks it requires, line numbers kept. The blocks of docs/python.md themselves
-run as the ctest test docs.python_md_blocks."""
+run as the ctest tests docs.NAME_md_blocks, the marks of every doc as docs.md_blocks_marked."""
 import importlib.util
 import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,6 +65,31 @@ class Parse(unittest.TestCase):
             "doc.md:28: a ```python block without <!-- run --> or <!-- not run: REASON --> on the line before it",
             "doc.md:34: marked to run, but ```text is not run (only bash, py, python, sh, shell)"])
 
+    def test_a_command_without_a_language_needs_a_language_and_a_mark(self):
+        text = ("```\nscripts/gpu-run /tmp/x\n```\n\n```\ngen_moves [OPTIONS]\n```\n\n```text\nbuild/bin/train\n```\n\n"
+                "<!-- not run: a GPU -->\n```\nmake all\n```\n")
+        self.assertEqual(blocks.problems(blocks.parse("doc.md", text)), [
+            "doc.md:2: a block without a language that reads as a command (scripts/gpu-run /tmp/x): make it ```sh "
+            "with <!-- run --> or <!-- not run: REASON --> before it, or ```text"])
+
+    def test_check_fails_on_an_unmarked_block_and_on_a_doc_no_test_runs(self):
+        with tempfile.TemporaryDirectory() as folder:
+            doc = os.path.join(folder, "doc.md")
+            with open(doc, "w") as f:
+                f.write(SAMPLE)
+            check = subprocess.run([sys.executable, RUNNER, "--check", doc], capture_output=True, text=True)
+            self.assertEqual(check.returncode, 1)
+            self.assertIn("doc.md:28: a ```python block without", check.stderr)
+            with open(doc, "w") as f:
+                f.write(SAMPLE.split("````python")[0])
+            check = subprocess.run([sys.executable, RUNNER, "--check", doc, "--tested", doc], capture_output=True,
+                                   text=True)
+            self.assertEqual(check.returncode, 0, check.stderr)
+            check = subprocess.run([sys.executable, RUNNER, "--check", doc, "--tested", "other.md"],
+                                   capture_output=True, text=True)
+            self.assertEqual(check.returncode, 1)
+            self.assertIn("but no test runs them", check.stderr)
+
     def test_a_block_keeps_the_files_line_numbers(self):
         with tempfile.TemporaryDirectory() as folder:
             block = blocks.Block(os.path.join(folder, "doc.md"), 40, "python", "x = 1\nraise SystemExit(7)\n", "run")
@@ -77,6 +103,26 @@ class Parse(unittest.TestCase):
             ok, _, output = blocks.run_block(block, folder, dict(os.environ), 60)
             self.assertFalse(ok)
             self.assertNotIn("never", output)
+
+    def test_what_a_block_leaves_running_is_stopped_with_it(self):
+        with tempfile.TemporaryDirectory() as folder:
+            mark = os.path.join(folder, "ran-on")
+            block = blocks.Block(os.path.join(folder, "doc.md"), 1, "sh",
+                                 f"(sleep 3; touch {mark}) >/dev/null 2>&1 &\necho started\n", "run")
+            ok, seconds, output = blocks.run_block(block, folder, dict(os.environ), 60)
+            self.assertTrue(ok, output)
+            self.assertLess(seconds, 3)
+            time.sleep(4)
+            self.assertFalse(os.path.exists(mark))
+            block.code = "sleep 30 &\necho started\n"  # holds the output: stopped at the time limit
+            ok, seconds, output = blocks.run_block(block, folder, dict(os.environ), 2)
+            self.assertFalse(ok)
+            self.assertIn("started", output)
+            self.assertIn("stopped after 2 s", output)
+
+    def test_every_runnable_block_of_the_docs_is_marked(self):
+        check = subprocess.run([sys.executable, RUNNER, "--check"], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stderr)
 
     def test_every_runnable_block_of_the_python_guide_is_marked(self):
         guide = os.path.join(HERE, "..", "..", "docs", "python.md")
