@@ -174,6 +174,7 @@ inline int parse(CLI::App& app, int argc, char** argv, const char* tool) {
                           : fmt::format("--config '{}': {}", file, what);
     }
     if (dynamic_cast<const CLI::ExtrasError*>(&e)) what += did_you_mean(app, app.remaining());
+    if (what.rfind(": ", 0) == 0) what.erase(0, 2);  // a hidden option's (a deprecated spelling's) empty name
     for (char& c : what)
       if (c == '\n') c = ' ';
     (void)std::fputs(fmt::format("{}: {} (see --help)\n", tool, printable(what, 2000)).c_str(), stderr);

@@ -137,13 +137,15 @@ std::string size_help(const char* SizeMeanings::*meaning, int ModelSizes::*size)
     if (what == nullptr) continue;
     if (groups.empty() || groups.back().meaning != what) groups.push_back({"", what, ""});
     Group& g = groups.back();
-    g.kinds += (g.kinds.empty() ? "" : "/") + std::string(spec.name);
-    if (const int d = spec.defaults.*size; d != 0) g.defaults += (g.defaults.empty() ? "" : " / ") + std::to_string(d);
+    g.kinds.append(g.kinds.empty() ? "" : "/").append(spec.name);
+    if (const int d = spec.defaults.*size; d != 0)
+      g.defaults.append(g.defaults.empty() ? "" : " / ").append(std::to_string(d));
   }
   std::string help;
-  for (const Group& g : groups)
-    help +=
-        (help.empty() ? "" : "; ") + g.kinds + ": " + g.meaning + (g.defaults.empty() ? "" : " (" + g.defaults + ")");
+  for (const Group& g : groups) {
+    help.append(help.empty() ? "" : "; ").append(g.kinds).append(": ").append(g.meaning);
+    if (!g.defaults.empty()) help.append(" (").append(g.defaults).append(")");
+  }
   return help;
 }
 

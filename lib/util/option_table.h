@@ -19,10 +19,14 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -48,6 +52,53 @@ inline CLI::Validator in_range(double min, double max) {
       fmt::format("{:g}..{:g}", min, max));
 }
 
+// The text of a number, refused where CLI11 2.1 would read it wrongly without a word. Its form,
+// checked first: empty (read as the default) or, for an integer field, not an integer ("1e3",
+// which a range of integers called "not in range"); hexadecimal ("0x10") reads as CLI11 reads it.
+template <class T>
+CLI::Validator number_form() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const size_t start = text.find_first_not_of(" \t");
+        if (start == std::string::npos) return "an empty value is not a number";
+        if constexpr (std::is_integral_v<T>) {
+          char* end = nullptr;
+          (void)std::strtoll(text.c_str() + start, &end, 0);
+          if (end == text.c_str() + start ||
+              text.find_first_not_of(" \t", size_t(end - text.c_str())) != std::string::npos)
+            return fmt::format("{} is not an integer", text);
+        }
+        return {};
+      },
+      "");
+}
+// Then, after the row's own range (whose message names it): an integer beyond the type, which
+// CLI11 wraps (-1 in an unsigned field: 2^64-1) or clamps (2^64 seeded as 2^64-1 did).
+template <class T>
+CLI::Validator number_fits() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if constexpr (std::is_integral_v<T>) {
+          const char* begin = text.c_str() + std::min(text.size(), text.find_first_not_of(" \t"));
+          errno = 0;
+          bool below = false, above = false;
+          if constexpr (std::is_unsigned_v<T>) {
+            const unsigned long long v = std::strtoull(begin, nullptr, 0);
+            above = errno == ERANGE || v > std::numeric_limits<T>::max();
+            below = *begin == '-' && v != 0;
+          } else {
+            const long long v = std::strtoll(begin, nullptr, 0);
+            above = (errno == ERANGE && v > 0) || v > std::numeric_limits<T>::max();
+            below = (errno == ERANGE && v < 0) || v < std::numeric_limits<T>::min();
+          }
+          if (below) return fmt::format("{} is below {}", text, std::numeric_limits<T>::min());
+          if (above) return fmt::format("{} is above {}", text, std::numeric_limits<T>::max());
+        }
+        return {};
+      },
+      "");
+}
+
 // Counts of things a run makes or reads: games, positions, steps. Bounded so that a negative
 // count (read as 2^64-1 by an unsigned type) or a typo never starts a run that cannot end.
 inline constexpr double MAX_COUNT = 1e12;
@@ -58,12 +109,16 @@ inline constexpr double MAX_COUNT = 1e12;
 inline CLI::Option* deprecate(CLI::Option* old, const std::string& tool, const std::string& replacement,
                               std::function<std::string(const std::string&)> convert = {}) {
   auto warned = std::make_shared<bool>(false);
-  const std::string message = fmt::format("{}: {} is deprecated, use {}\n", tool, old->get_name(), replacement);
+  const std::string name = old->get_name();
+  const std::string message = fmt::format("{}: {} is deprecated, use {}\n", tool, name, replacement);
+  // Hidden, the option has no name in CLI11's messages: a value `convert` refuses (it appends
+  // " (expected ...)") is refused here, with the name.
   return old->group("")->transform(CLI::Validator(
-      [warned, message, convert](std::string& text) -> std::string {
+      [warned, message, convert, name](std::string& text) -> std::string {
         if (!*warned) (void)std::fputs(message.c_str(), stderr);
         *warned = true;
         if (convert) text = convert(text);
+        if (text.find(" (expected ") != std::string::npos) return fmt::format("{} {}", name, text);
         return {};
       },
       ""));
@@ -93,6 +148,7 @@ struct Row {
   std::function<nlohmann::json(const Options&)> value;  // what is recorded under `key`
   std::function<std::string(const Options&)> check;     // validate(): "" or what is wrong
   std::vector<std::function<void(CLI::Option*)>> then;  // required, defaults shown, exclusions
+  std::function<void(CLI::Option*)> last;               // after them: a number's fit in its type
 
   // A number in [min, max] (--help: "min..max"; NaN refused).
   Row& range(double min, double max) {
@@ -167,11 +223,15 @@ struct Rows {
   template <class Get>
   static Row<Options> value(Get get, std::string flag, std::string key, std::string help) {
     Row<Options> r = named(std::move(flag), std::move(key), std::move(help));
-    r.add = [get](CLI::App& app, Options& o, const std::string& flag, const std::string& help) {
-      return app.add_option(flag, std::invoke(get, o), help);
-    };
-    r.value = [get](const Options& o) { return nlohmann::json(std::invoke(get, o)); };
     using T = std::remove_cvref_t<decltype(std::invoke(get, std::declval<Options&>()))>;
+    r.add = [get](CLI::App& app, Options& o, const std::string& flag, const std::string& help) {
+      CLI::Option* option = app.add_option(flag, std::invoke(get, o), help);
+      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) option->check(number_form<T>());
+      return option;
+    };
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
+      r.last = [](CLI::Option* option) { option->check(number_fits<T>()); };
+    r.value = [get](const Options& o) { return nlohmann::json(std::invoke(get, o)); };
     if constexpr (std::is_arithmetic_v<T>) r.number = [get](const Options& o) { return double(std::invoke(get, o)); };
     return r;
   }
@@ -248,11 +308,14 @@ class Table {
     for (const Row<Options>& row : rows_) {
       if (row.flag.empty()) continue;  // a fact
       if (!row.alias_of.empty()) {
-        deprecate(find(row.alias_of).add(app, o, row.flag, ""), tool_, row.alias_of, row.convert);
+        const Row<Options>& target = find(row.alias_of);
+        CLI::Option* old = deprecate(target.add(app, o, row.flag, ""), tool_, row.alias_of, row.convert);
+        if (target.last) target.last(old);
         continue;
       }
       CLI::Option* option = row.add(app, o, row.flag, row.help);
       for (const auto& then : row.then) then(option);
+      if (row.last) row.last(option);
     }
   }
 

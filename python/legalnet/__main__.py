@@ -11,8 +11,11 @@ def run(argv):
     if argv in (["-h"], ["--help"], ["help"]):
         print(__doc__.strip())
         return 0
-    import legalnet
     from .untrusted import printable
+    if len(argv) == 4 and argv[0] == "score":  # TOP: a count of 1 or more (more than 4096 is all), before torch loads
+        if not (argv[3].isascii() and argv[3].isdigit() and int(argv[3]) >= 1):
+            raise ValueError(f"score: TOP '{printable(argv[3], 40)}' is not a count of moves (1 or more)")
+    import legalnet
     if len(argv) == 3 and argv[0] == "export":
         written = legalnet.export_model(argv[1], argv[2])
         print(f"legalnet: wrote {printable(argv[2], 1000)} ({written}; inputs: {legalnet.load_model(argv[1]).inputs})")
@@ -46,8 +49,9 @@ def _fail(line, status):
 def main(argv=None):
     """The `legalnet` command (the console script pip installs) and `python -m legalnet`: the
     exit status; every failure is one line on stderr (_fail)."""
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        status = run(sys.argv[1:] if argv is None else argv)
+        status = run(argv)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (`legalnet --help | head`): quiet, as SIGPIPE leaves a C tool
         os._exit(141)
@@ -56,9 +60,16 @@ def main(argv=None):
     except MemoryError:
         _fail("out of memory", 1)
     except Exception as e:  # noqa: BLE001 (full disks, read-only folders, a torch or onnx failure: one line each)
-        text = str(e).strip()
+        text = str(e)
         if isinstance(e, OSError) and e.strerror and isinstance(e.filename, (str, bytes)):
             text = f"{os.fsdecode(e.filename)}: {e.strerror}"  # the name as it is, escaped below (not repr's)
+        # The first line only (torch appends a trace), but a name from the command line that
+        # holds a newline stays whole, escaped ("a\x0ab.safetensors: cannot read: ...").
+        from .untrusted import printable
+        for arg in argv:
+            if isinstance(arg, str) and arg.splitlines() != [arg] and arg:
+                text = text.replace(arg, printable(arg, 1000))
+        text = text.strip()
         _fail(text.splitlines()[0] if text else type(e).__name__, 1)
     return status
 

@@ -12,6 +12,7 @@ import torch
 
 from .inputs import input_kind
 from .model_file import load_model, write_atomically
+from .untrusted import quoted
 
 FORMATS = {".onnx": "ONNX", ".pt2": "torch.export", ".ts": "TorchScript (legacy)"}
 
@@ -24,7 +25,7 @@ def export_model(model_path, out_path):
     model_path, out_path = str(model_path), str(out_path)
     extension = os.path.splitext(out_path)[1].lower()
     if extension not in FORMATS:
-        raise ValueError(f"{out_path}: unknown export format {extension or '(none)'!r} "
+        raise ValueError(f"{out_path}: unknown export format {quoted(extension or '(none)')} "
                          f"(expected {', '.join(FORMATS)})")
     if os.path.realpath(out_path) == os.path.realpath(model_path) or (
             os.path.exists(out_path) and os.path.samefile(out_path, model_path)):

@@ -8,6 +8,7 @@ import numpy as np
 
 from .attacks import attack_planes
 from .squares import parse_square, square_name
+from .untrusted import quoted
 
 PIECES = "pnbrqk"
 START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
@@ -121,7 +122,7 @@ def position_errors(squares, side, castling, en_passant):
 
 def _counter(text, field, name):
     if not 0 < len(text) <= 6 or any(c not in "0123456789" for c in text):
-        raise ValueError(f"FEN field {field}: {name} {text!r} is not a number")
+        raise ValueError(f"FEN field {field}: {name} {quoted(text)} is not a number")
     return int(text)
 
 
@@ -134,7 +135,7 @@ def parse_fen(fen):
         fen = START_FEN
     fields = fen.split()
     if not 4 <= len(fields) <= 6:
-        raise ValueError(f"FEN {fen!r:.100}: {len(fields)} fields, expected 6 (or 4 without counters)")
+        raise ValueError(f"FEN {quoted(fen, 100)}: {len(fields)} fields, expected 6 (or 4 without counters)")
     ranks = fields[0].split("/")
     if len(ranks) != 8:
         raise ValueError(f"FEN field 1: {len(ranks)} ranks, expected 8")
@@ -153,29 +154,29 @@ def parse_fen(fen):
                 squares[rank * 8 + file] = code if c.isupper() else -code
                 file += 1
             else:
-                raise ValueError(f"FEN field 1: {c!r} is not a piece")
+                raise ValueError(f"FEN field 1: {quoted(c)} is not a piece")
         if file != 8:
             raise ValueError(f"FEN field 1: rank {rank + 1} has {file} squares, expected 8")
     if fields[1] not in ("w", "b"):
-        raise ValueError(f"FEN field 2: {fields[1]!r:.40}, expected w or b")
+        raise ValueError(f"FEN field 2: {quoted(fields[1], 40)}, expected w or b")
     side = 1 if fields[1] == "w" else -1
     castling = 0
     if fields[2] != "-":
         for c in fields[2]:
             if c not in CASTLING_BITS:
                 if c.isascii() and c.lower() in "abcdefgh":
-                    raise ValueError(f"FEN field 3: castling letter {c!r} is Chess960's (Shredder-FEN), "
+                    raise ValueError(f"FEN field 3: castling letter {quoted(c)} is Chess960's (Shredder-FEN), "
                                      "not standard chess")
-                raise ValueError(f"FEN field 3: {c!r} is not a castling right (KQkq)")
+                raise ValueError(f"FEN field 3: {quoted(c)} is not a castling right (KQkq)")
             if castling & CASTLING_BITS[c]:
-                raise ValueError(f"FEN field 3: castling letter {c!r} repeated")
+                raise ValueError(f"FEN field 3: castling letter {quoted(c)} repeated")
             castling |= CASTLING_BITS[c]
     target = -1
     if fields[3] != "-":
         try:
             target = parse_square(fields[3])
         except ValueError:
-            raise ValueError(f"FEN field 4: en-passant square {fields[3]!r:.40} is not a square") from None
+            raise ValueError(f"FEN field 4: en-passant square {quoted(fields[3], 40)} is not a square") from None
     if len(fields) > 4:
         _counter(fields[4], 5, "halfmove clock")
     if len(fields) > 5:

@@ -69,3 +69,9 @@ def printable(text, max_chars=200):
         out.append(piece)
         size += len(piece)
     return "".join(out)
+
+
+def quoted(text, max_chars=100):
+    """``text`` between single quotes, escaped by printable(): how a message quotes what a user
+    or a file gave (repr would show a byte that was not UTF-8 as \\udcff, the C++ tools as \\xff)."""
+    return f"'{printable(text, max_chars)}'"

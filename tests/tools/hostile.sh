@@ -71,8 +71,17 @@ ln -s games.pgn link.pgn
 printf 'This is a README.\nNo games here.\n' > readme.pgn
 cp games.pgn fake.pgn.zst
 
-# The table runs whole, or in two parts that ctest runs side by side (PART 1: classes 1 to 5;
-# PART 2: issue 35's); each part makes the fixtures above for itself.
+# Every reader of a dataset: train, evaluate and merge, each expected to name the file (both
+# parts use it). readers FILE REGEX: the three runs end with one line "<tool>: FILE: REGEX".
+readers() {
+  local file=$1 regex=$2
+  expect 1 "^train: $file: $regex" "$bin/train" --data "$file" --out never-run --max-steps 1 --device cpu
+  expect 1 "^evaluate: $file: $regex" "$bin/evaluate" --model model.safetensors --data "$file" --games 0 --device cpu
+  expect 1 "^tensorize: $file: $regex" "$bin/tensorize" merge --out never.h5 "$file" data.h5
+}
+
+# The table runs whole, or in two parts that ctest runs side by side (PART 1: classes 1 to 5 and
+# issue 60's; PART 2: issue 35's); each part makes the fixtures above for itself.
 part=${3:-all}
 if [[ $part != 2 ]]; then
 
@@ -160,15 +169,6 @@ if [[ -n $python ]] && "$python" -c "import h5py" 2>/dev/null; then
   cmp -s kept2/replaced/checkpoint.safetensors run/checkpoint.safetensors || fail "two failed train --force runs lost the checkpoint"
   [[ ! -e kept2/model.safetensors ]] || fail "a failed train --force run left a model"
   rm -rf kept2
-
-  # Every reader of a dataset: train, evaluate and merge, each expected to name the file.
-  # readers FILE REGEX: the three runs end with one line "<tool>: FILE: REGEX".
-  readers() {
-    local file=$1 regex=$2
-    expect 1 "^train: $file: $regex" "$bin/train" --data "$file" --out never-run --max-steps 1 --device cpu
-    expect 1 "^evaluate: $file: $regex" "$bin/evaluate" --model model.safetensors --data "$file" --games 0 --device cpu
-    expect 1 "^tensorize: $file: $regex" "$bin/tensorize" merge --out never.h5 "$file" data.h5
-  }
 
   # 2a. Attributes of any shape and type: each is checked before a value is read into memory
   # (an int64 array read into one variable once overwrote the stack).
@@ -597,6 +597,130 @@ cp -r run bad-options && printf '{"lr": 0.002,' > bad-options/options.json
 expect 1 "^train: bad-options/options.json: not JSON \(" \
   "$bin/train" --data data.h5 --out bad-options --resume --arch mlp --hidden 16 --batch-size 16 --device cpu
 rm -rf bad-options
+
+# ---- Issue 60, classes 8 and 9: numeric options at their extremes, and the environment ------
+# 60.8 Every numeric option at its extremes is refused by the parser in one line naming it, before
+# any work: out of its range (--threads 100000, --batch-size 10^9, --time-budget -1, nan or 1e308,
+# --max-steps 2^63, a weight of 10^6), and what CLI11 would read wrongly without a word: a negative
+# seed (once wrapped to 2^64-1), one beyond 2^64 (once clamped to 2^64-1), an empty value (once
+# the default), "1e3" for an integer (once "not in range" for a value inside it).
+expect 2 "^gen_moves: --threads: Value 100000 not in range 0 to 1024 \(see --help\)$" "$bin/gen_moves" --threads 100000 --out x.pgn
+expect 2 "^gen_moves: --seed: -1 is below 0 \(see --help\)$" "$bin/gen_moves" --seed -1 --out x.pgn
+expect 2 "^gen_moves: --seed: 18446744073709551616 is above 18446744073709551615 \(see --help\)$" \
+  "$bin/gen_moves" --seed 18446744073709551616 --out x.pgn
+expect 2 "^gen_moves: --seed: an empty value is not a number \(see --help\)$" "$bin/gen_moves" --seed "" --out x.pgn
+expect 2 "^gen_moves: --games: 1e3 is not an integer \(see --help\)$" "$bin/gen_moves" --games 1e3 --out x.pgn
+expect 2 "^gen_moves: --shard: an empty value is not a number \(see --help\)$" "$bin/gen_moves" --shard " " --num-shards 2 --out x.pgn
+expect 2 "^gen_moves: --depth: Value 21 not in range 1 to 20 \(see --help\)$" "$bin/gen_moves" perft --depth 21
+expect 2 "^gen_moves: --count: 18446744073709551616 is not a number in 0\.\.1e\+12 \(see --help\)$" \
+  "$bin/gen_moves" positions --count 18446744073709551616 --out x.fen
+expect 2 "^tensorize: --max-positions: -1 is not a number in 0\.\.1e\+12 \(see --help\)$" "$bin/tensorize" --in games.pgn --out t.h5 --max-positions -1
+expect 2 "^tensorize: --split-seed: -1 is below 0 \(see --help\)$" "$bin/tensorize" --in games.pgn --out t.h5 --split 0.5,0.5 --split-seed -1
+expect 2 "^tensorize: --threads: 1e3 is not an integer \(see --help\)$" "$bin/tensorize" --in games.pgn --out t.h5 --threads 1e3
+expect 1 "^tensorize: --split fractions must be positive$" "$bin/tensorize" --in games.pgn --out t.h5 --split nan,0.5
+for v in 0 1048577 1000000000; do
+  expect 2 "^train: --batch-size: Value $v not in range 1 to 1048576 \(see --help\)$" "$bin/train" --data data.h5 --out r --batch-size $v
+done
+for v in -1 nan inf 1e308; do
+  expect 2 "^train: --time-budget: $v is not a number in 0\.\.1e\+06 \(see --help\)$" "$bin/train" --data data.h5 --out r --time-budget $v
+done
+for v in 9223372036854775808 18446744073709551616 -1; do
+  expect 2 "^train: --max-steps: $v is not a number in 0\.\.1e\+12 \(see --help\)$" "$bin/train" --data data.h5 --out r --max-steps $v
+done
+expect 2 "^train: --max-steps: 1e3 is not an integer \(see --help\)$" "$bin/train" --data data.h5 --out r --max-steps 1e3
+expect 2 "^train: --threads: Value 100000 not in range 0 to 1024 \(see --help\)$" "$bin/train" --data data.h5 --out r --threads 100000
+expect 2 "^train: --check-weight: Value 1000000 not in range 1 to 100 \(see --help\)$" "$bin/train" --data data.h5 --out r --check-weight 1000000
+expect 2 "^train: --situation-weight: in_check: the weight '1000000' is not an integer in 1\.\.100 \(see --help\)$" \
+  "$bin/train" --data data.h5 --out r --situation-weight in_check=1000000
+expect 2 "^train: --seed: -1 is below 0 \(see --help\)$" "$bin/train" --data data.h5 --out r --seed -1
+expect 2 "^train: --lr: 1e308 is not a number in 0\.\.100 \(see --help\)$" "$bin/train" --data data.h5 --out r --lr 1e308
+expect 2 "^train: --max-time: inf is not a number in 0\.\.1e\+09 \(see --help\)$" "$bin/train" --data data.h5 --out r --max-time inf
+expect 2 "^train: --eval-every: an empty value is not a number \(see --help\)$" "$bin/train" --data data.h5 --out r --eval-every ""
+# The largest batch the range allows (2^20 rows, 20 GB of batches) is refused before a row is read
+# where this machine's memory cannot hold its batches (or, on a larger one, as more than the data).
+expect 1 "^train: (--batch-size 1048576: its batches take about [0-9.]+ GB \(6 of 1048576 positions at a time, inputs and 4096-wide targets as floats\), more than the [0-9.]+ GB of memory available here; take a smaller batch|the training set has [0-9]+ positions, fewer than one batch of 1048576)$" \
+  "$bin/train" --data data.h5 --out r --batch-size 1048576 --device cpu
+expect 2 "^evaluate: --batch-size: Value 0 not in range 1 to 65536 \(see --help\)$" "$bin/evaluate" --model model.safetensors --batch-size 0
+expect 2 "^evaluate: --top-k: Value 5000 not in range 1 to 4096 \(see --help\)$" "$bin/evaluate" --model model.safetensors --fen startpos --top-k 5000
+expect 2 "^evaluate: --seed: 18446744073709551616 is above 18446744073709551615 \(see --help\)$" \
+  "$bin/evaluate" --model model.safetensors --seed 18446744073709551616
+expect 2 "^evaluate: --threshold: nan is not a number in 0\.\.1 \(see --help\)$" "$bin/evaluate" --model model.safetensors --threshold nan
+expect 2 "^evaluate: --search-budget: Value 1000000000 not in range 1 to 1000000 \(see --help\)$" \
+  "$bin/evaluate" --model model.safetensors --search-budget 1000000000
+expect 2 "^evaluate: --threads: Value 100000 not in range 0 to 1024 \(see --help\)$" "$bin/evaluate" --model model.safetensors --threads 100000
+# Accepted forms work as their numbers: hexadecimal, leading spaces.
+expect 0 "^$" "$bin/gen_moves" -q --games 0x2 --seed " 5" --out x.pgn
+[[ $(grep -c '^\[Event ' x.pgn) == 2 ]] || fail "gen_moves --games 0x2 did not write 2 games"
+rm -f x.pgn
+
+# 60.9 The environment: HOME unset or not writable, TMPDIR missing: the tools, the package, the
+# Python environment's name and make's help work as usual (none of them writes there).
+mkdir ro-home && chmod 555 ro-home
+# shellcheck disable=SC2086 # $e is one or two words for env
+for e in "-u HOME" "HOME=$work/ro-home" "HOME=/nonexistent" "TMPDIR=/nonexistent"; do
+  expect 0 "^$" env $e "$bin/gen_moves" -q --games 2 --out env.pgn
+  expect 0 "^$" env $e "$bin/tensorize" -q --in env.pgn --out env.h5
+  expect 0 "^$" env $e "$bin/train" -q --data env.h5 --out env-run --arch mlp --hidden 8 --max-steps 2 --batch-size 8 \
+    --device cpu --threads 1 --force
+  expect 0 "^$" env $e "$bin/evaluate" -q --model env-run/model.safetensors --data env.h5 --fen startpos --device cpu \
+    --threads 1 --report env.json
+  expect 0 "^$" env $e "$src/scripts/python-env"
+  expect 0 "^$" env $e make -s --no-print-directory -C "$src" -f Makefile.pipeline help
+  if [[ -n $python ]]; then
+    expect 0 "^$" env $e PYTHONPATH="$src/python" "$python" -m legalnet score env-run/model.safetensors startpos 2
+  fi
+  [[ $e == TMPDIR* && -n $python ]] && expect 0 "^$" env HOME="$work/ro-home" $e PYTHONPATH="$src/python" "$python" \
+    -m legalnet export env-run/model.safetensors env.onnx
+  rm -rf env.pgn env.h5 env-run env.json env.onnx
+done
+rmdir ro-home
+# Names with a newline or a byte that is not UTF-8 are names like others (their files are made),
+# quoted escaped; where JSON must hold one (train's options.json, a --report), it is refused in one
+# line naming the option.
+expect 0 "^$" "$bin/gen_moves" -q --games 2 --out $'n\nl.pgn'
+expect 0 "^$" "$bin/tensorize" -q --in $'n\nl.pgn' --out $'n\nl.h5'
+expect 0 "^$" "$bin/tensorize" -q --in $'n\nl.pgn' --out $'n\xffl.h5'
+expect 0 "^$" "$bin/train" -q --data $'n\nl.h5' --out $'n\nl-run' --arch mlp --hidden 8 --max-steps 2 --batch-size 8 \
+  --device cpu --threads 1
+expect 0 "^$" "$bin/evaluate" -q --model $'n\nl-run/model.safetensors' --data $'n\xffl.h5' --device cpu --threads 1
+expect 0 "^$" "$bin/evaluate" -q --model $'n\nl-run/model.safetensors' --data $'n\nl.h5' --device cpu --threads 1 \
+  --report $'n\nl.json'
+expect 1 "^train: --out 'r\\\\xff' is not UTF-8 text, which the run's options.json 'r\\\\xff/options.json' \(JSON\) cannot hold; rename it$" \
+  "$bin/train" --data data.h5 --out $'r\xff'
+expect 1 "^train: --data 'n\\\\xffl\.h5' is not UTF-8 text, which the run's options.json 'r/options.json' \(JSON\) cannot hold; rename it$" \
+  "$bin/train" --data $'n\xffl.h5' --out r
+expect 1 "^train: --report 'r\\\\xff\.json' is not UTF-8 text, which --report 'r\\\\xff\.json' \(JSON\) cannot hold; rename it$" \
+  "$bin/train" --data data.h5 --out r --report $'r\xff.json'
+expect 1 "^evaluate: the command line holds 'n\\\\xffl\.h5', not UTF-8 text, which --report 'e\.json' \(JSON\) cannot hold$" \
+  "$bin/evaluate" --model model.safetensors --data $'n\xffl.h5' --report e.json
+expect 1 "^evaluate: n\\\\x0al\\\\xff: cannot read: No such file or directory$" "$bin/evaluate" --model $'n\nl\xff' --fen startpos
+# A folder named like an option is a folder: the value after --out is the option's, whatever it says.
+mkdir -- --force
+expect 0 "^$" "$bin/gen_moves" -q --games 2 --out --force/g.pgn
+expect 0 "^$" "$bin/train" -q --data $'n\nl.h5' --out --force --arch mlp --hidden 8 --max-steps 2 --batch-size 8 \
+  --device cpu --threads 1
+[[ -f --force/model.safetensors && -f --force/g.pgn ]] || fail "no run or games in the folder named --force: $(ls -- --force)"
+rm -rf -- --force $'n\nl.pgn' $'n\nl.h5' $'n\xffl.h5' $'n\nl-run' $'n\nl.json'
+# The Python environment's folder is one line for $(...), CMake and make: a newline is refused.
+expect 1 "^python-env: the environment's folder would be '/tmp/a\\\\nb/legalnet/venv-torch.*', a name with a newline \(from XDG_DATA_HOME\); set LEGALNET_VENV to another$" \
+  env XDG_DATA_HOME=$'/tmp/a\nb' "$src/scripts/python-env"
+# make's names: white space, a newline, a quote or a character the shell reads is refused in one
+# line (make splits names at spaces; the rules pass them unquoted).
+for v in "DATA=a b" $'DATA=a\nb' "RUN=x;y" "BUILD=a'b" $'RECIPE=r\nx.toml'; do
+  expect 2 "^Makefile\.pipeline:[0-9]+: \*\*\* ${v%%=*}='.*': a name with white space or one of .* name another\.  Stop\.$" \
+    make -s --no-print-directory -C "$src" -f Makefile.pipeline help "$v"
+done
+if [[ -n $python ]]; then
+  # The package's command: a name with a newline is quoted whole, escaped; TOP is a count.
+  pkg=(env PYTHONPATH="$src/python" "$python" -m legalnet)
+  expect 1 "^legalnet: n\\\\x0al\\\\xff\.safetensors: cannot read: No such file or directory$" "${pkg[@]}" score $'n\nl\xff.safetensors' startpos
+  expect 1 "^legalnet: FEN '\\\\xff\\\\x0a': 1 fields, expected 6 \(or 4 without counters\)$" "${pkg[@]}" score model.safetensors $'\xff\n'
+  expect 1 "^legalnet: x\.\\\\xff: unknown export format '\.\\\\xff' \(expected \.onnx, \.pt2, \.ts\)$" "${pkg[@]}" export model.safetensors $'x.\xff'
+  for v in -1 1e308 ""; do
+    expect 1 "^legalnet: score: TOP '$v' is not a count of moves \(1 or more\)$" "${pkg[@]}" score model.safetensors startpos "$v"
+  done
+fi
+# ---- end of issue 60, classes 8 and 9 ---------------------------------------------------------
 
 fi  # part 1
 if [[ $part != 1 ]]; then

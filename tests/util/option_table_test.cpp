@@ -27,6 +27,7 @@ struct Demo {
   bool loud = false;
   bool head = true;
   Inner inner;
+  uint64_t seed = 0;
 };
 
 using R = options::Rows<Demo>;
@@ -47,6 +48,7 @@ const options::Table<Demo>& table() {
               .inside_fact()
               .keep_on_resume(),
           R::alias("--old-rate", "--rate", [](const std::string& t) { return t == "half" ? "0.5" : t; }),
+          R::value(&Demo::seed, "--seed", "", "Not recorded, no range"),
       }};
   return t;
 }
@@ -101,6 +103,38 @@ TEST(OptionTable, HelpShowsIntegerRangesAsIntegers) {
   int status = 0;
   parsed({"--file", "a", "-n", "1000000"}, &status);
   EXPECT_NE(status, 0);
+}
+
+// What CLI11 2.1 reads wrongly without a word is refused, naming the option: a negative number
+// for an unsigned field (once wrapped: -1 was 2^64-1), one beyond its type (once clamped to
+// 2^64-1), an empty value (once the default), "1e3" for an integer (once "not in range").
+// Hexadecimal and leading spaces read as numbers; a row's own range speaks first.
+TEST(OptionTable, RefusesNumbersTheParserWouldMisread) {
+  auto refusal = [](std::vector<std::string> args) {
+    Demo d;
+    CLI::App app{"demo"};
+    table().add_to(app, d);
+    args.insert(args.begin(), {"--file", "a"});
+    std::reverse(args.begin(), args.end());
+    try {
+      app.parse(args);
+      return std::string();
+    } catch (const CLI::ParseError& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(refusal({"--seed", "-1"}), "--seed: -1 is below 0");
+  EXPECT_EQ(refusal({"--seed", "18446744073709551616"}), "--seed: 18446744073709551616 is above 18446744073709551615");
+  EXPECT_EQ(refusal({"--seed", ""}), "--seed: an empty value is not a number");
+  EXPECT_EQ(refusal({"--seed", "1e3"}), "--seed: 1e3 is not an integer");
+  EXPECT_EQ(refusal({"-n", "1e3"}), "--count: 1e3 is not an integer");
+  EXPECT_EQ(refusal({"-n", "18446744073709551616"}), "--count: Value 18446744073709551616 not in range 1 to 100");
+  EXPECT_EQ(refusal({"--rate", ""}), "--rate: an empty value is not a number");
+  EXPECT_EQ(refusal({"--seed", "18446744073709551615", "-n", "0x10", "--width", " 5"}), "");
+  const Demo d = parsed({"--file", "a", "--seed", "18446744073709551615", "-n", "0x10", "--width", " 5"});
+  EXPECT_EQ(d.seed, UINT64_MAX);
+  EXPECT_EQ(d.count, 16u);
+  EXPECT_EQ(d.inner.width, 5);
 }
 
 TEST(OptionTable, AnAliasSetsTheFieldThroughItsConversion) {

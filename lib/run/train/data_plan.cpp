@@ -7,7 +7,9 @@
 #include <fstream>
 
 #include "data/dataset_reader.h"
+#include "encode/encode.h"
 #include "util/choices.h"
+#include "util/error.h"
 
 namespace legalnet::run {
 namespace {
@@ -15,6 +17,10 @@ namespace {
 // Bytes a position takes in memory (CompactPositions: 64 squares, about 35 legal moves of
 // 2 bytes, game, ply, offsets); the estimate behind --data-mode auto.
 constexpr double COMPACT_BYTES_PER_POSITION = 160;
+
+// Batches a process holds at once: the loader's queue (train/batches.cpp's depth, 4), the batch
+// it fills and the one training; each row as floats, its inputs and 4096-wide targets.
+constexpr double BATCHES_AT_ONCE = 6;
 
 // MemAvailable of /proc/meminfo ("MemAvailable:   20912644 kB"); 0 when unknown.
 uint64_t available_memory_bytes() {
@@ -33,6 +39,18 @@ DataPlan plan_data(const TrainOptions& o, train::Collectives& ranks, const std::
   const uint64_t available = available_memory_bytes();
   // Unknown memory (no /proc/meminfo): assume the data fits, as before streaming existed.
   const double budget = available ? double(available) / 2 / std::max(1, o.ranks.local_world_size) : need;
+  // A batch too large for this machine is refused here, before any row is read (--batch-size
+  // allows 2^20 rows, 20 GB of batches: the kernel would kill the process midway): a lower
+  // bound, the network's activations come on top.
+  const double batches = BATCHES_AT_ONCE * double(o.batch_size) *
+                         double(o.model.input_planes() * 64 + encode::MOVE_INDICES) * sizeof(float);
+  if (ranks.any(available && batches > double(available) / std::max(1, o.ranks.local_world_size)))
+    throw Error(fmt::format(
+        "--batch-size {}: its batches take about {:.1f} GB ({:g} of {} positions at a time, inputs and 4096-wide "
+        "targets as floats), more than the {:.1f} GB of memory available {}; take a smaller batch",
+        o.batch_size, batches / 1e9, BATCHES_AT_ONCE, o.batch_size,
+        double(available) / 1e9 / std::max(1, o.ranks.local_world_size),
+        o.ranks.local_world_size > 1 ? "to each process on this node" : "here"));
   DataPlan plan;
   plan.streamed = ranks.any(o.data_mode == DataMode::STREAM || (o.data_mode == DataMode::AUTO && need > budget));
   if (plan.streamed)

@@ -44,7 +44,7 @@ std::string learning_rate_help() {
 
 std::string situation_weight_help() {
   std::string names;
-  for (const chess::SituationSpec& s : chess::SITUATIONS) names += (names.empty() ? "" : ", ") + std::string(s.name);
+  for (const chess::SituationSpec& s : chess::SITUATIONS) names.append(names.empty() ? "" : ", ").append(s.name);
   return fmt::format(
       "Positions in situation NAME appear W times per epoch (W in 1..{}), e.g. many_queens=4 or "
       "in_check=8,promotion=2; NAME: {} (where this and --check-weight, --rare-weight or --pin-weight weight one "
