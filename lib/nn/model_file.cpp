@@ -254,6 +254,7 @@ void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyN
   out.set_metadata("step", std::to_string(state.step));
   out.set_metadata("samples", std::to_string(state.samples));
   out.set_metadata("elapsed_seconds", fmt::format("{}", state.elapsed_seconds));  // shortest exact text
+  if (!state.mined_positions.empty()) out.set_metadata("mined_positions", state.mined_positions);
   out.write(path);
 }
 
@@ -276,6 +277,8 @@ TrainState load_checkpoint(const std::string& path, const ModelConfig& expected,
   s.step = number_of<int64_t>(source.file(), "step");
   s.samples = number_of<int64_t>(source.file(), "samples");
   s.elapsed_seconds = number_of<double>(source.file(), "elapsed_seconds");
+  if (const auto it = source.file().metadata().find("mined_positions"); it != source.file().metadata().end())
+    s.mined_positions = it->second;
   // Bounds no run reaches (a trillion steps, a year of years), so that the data order's row
   // arithmetic (step x batch) cannot overflow; train then holds the step to the run's length.
   if (s.step > MAX_CHECKPOINT_STEP)

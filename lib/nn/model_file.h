@@ -42,13 +42,17 @@ struct TrainState {
   int64_t step = 0;            // optimizer steps done
   int64_t samples = 0;         // training samples seen
   double elapsed_seconds = 0;  // training time before this process
+  // train --mine-share's pool of mined positions (run/train/hard_positions.h's text: one FEN a
+  // line), checked by the run that resumes; "" without mining (and then not in the file).
+  std::string mined_positions;
 };
 
 void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyNet& net,
                      torch::optim::Optimizer& optimizer, const TrainState& state);
 // A checkpoint holds the net's tensors as `model.NAME`, the optimizer's per-parameter state as
 // `optimizer.NAME.FIELD` (Adam, AdamW: step, exp_avg, exp_avg_sq; SGD: momentum_buffer), and in
-// its metadata the format, config, optimizer kind, step, samples and elapsed seconds.
+// its metadata the format, config, optimizer kind, step, samples and elapsed seconds (and the
+// mined positions of a run that mines).
 // Loads weights and optimizer state into existing objects (already on `device`); returns the state.
 TrainState load_checkpoint(const std::string& path, const ModelConfig& expected, PolicyNet& net,
                            torch::optim::Optimizer& optimizer, const torch::Device& device);

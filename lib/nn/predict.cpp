@@ -9,17 +9,23 @@ namespace legalnet::nn {
 
 std::vector<float> predict(const LoadedModel& model, const std::vector<const chess::Position*>& positions,
                            const torch::Device& device, Precision precision, double* bce_sum) {
+  return predict(model.config, *model.net, positions, device, precision, bce_sum);
+}
+
+std::vector<float> predict(const ModelConfig& config, PolicyNet& net,
+                           const std::vector<const chess::Position*>& positions, const torch::Device& device,
+                           Precision precision, double* bce_sum) {
   torch::NoGradGuard no_grad;
-  const encode::InputKind kind = model.config.inputs;
-  const size_t row_floats = size_t(model.config.input_planes()) * encode::PLANE_SIZE;
-  auto inputs = torch::empty({int64_t(positions.size()), model.config.input_planes(), 8, 8}, torch::kFloat32);
+  const encode::InputKind kind = config.inputs;
+  const size_t row_floats = size_t(config.input_planes()) * encode::PLANE_SIZE;
+  auto inputs = torch::empty({int64_t(positions.size()), config.input_planes(), 8, 8}, torch::kFloat32);
   std::vector<int8_t> sides(positions.size());
   for (size_t i = 0; i < positions.size(); ++i) {
     const encode::BoardState state = encode::BoardState::of(*positions[i]);
     encode::write_inputs(kind, state, inputs.data_ptr<float>() + i * row_floats);
     sides[i] = state.side;
   }
-  const torch::Tensor logits = forward_logits(*model.net, inputs.to(device), precision);
+  const torch::Tensor logits = forward_logits(net, inputs.to(device), precision);
   if (bce_sum) {
     auto targets = torch::empty({int64_t(positions.size()), encode::MOVE_INDICES}, torch::kFloat32);
     std::vector<uint16_t> legal;

@@ -19,5 +19,10 @@ namespace legalnet::nn {
 // train's val_loss are one measure.
 std::vector<float> predict(const LoadedModel& model, const std::vector<const chess::Position*>& positions,
                            const torch::Device& device, Precision precision, double* bce_sum = nullptr);
+// The same of a net in training (train --mine-share's mining), in the mode it is in: the caller
+// sets eval() for batch norm's running statistics.
+std::vector<float> predict(const ModelConfig& config, PolicyNet& net,
+                           const std::vector<const chess::Position*>& positions, const torch::Device& device,
+                           Precision precision, double* bce_sum = nullptr);
 
 }  // namespace legalnet::nn

@@ -91,6 +91,52 @@ TEST(Train, ResumedRunEndsWithTheSameWeights) {
   }
 }
 
+// --mine-share: a run that mines its own hard positions resumes exactly (the pool travels in the
+// checkpoint, refreshed from the same net at the same steps), and mining changes what it learns.
+TEST(Train, AMiningRunResumesWithTheSameWeights) {
+  const std::string dir = test::temp_dir("resume-mining");
+  auto mining = [&](const std::string& name) {
+    TrainOptions o = tiny_run(dir + "/" + name);
+    o.data_mode = DataMode::MEMORY;
+    o.mine_share = 0.25;
+    o.mine_every = 3;  // refreshes at 0, 3, ..., one at the resumed step 12 and one not
+    o.mine_pool = 16;
+    return o;
+  };
+  run_train(mining("straight"));
+  TrainOptions plain = mining("plain");
+  plain.mine_share = 0;
+  run_train(plain);
+  TrainOptions first = mining("resumed");
+  first.stop_at_step = 11;
+  run_train(first);
+  TrainOptions second = mining("resumed");
+  second.resume = true;
+  run_train(second);
+  const auto a = weights(dir + "/straight/model.safetensors"), b = weights(dir + "/resumed/model.safetensors");
+  const auto c = weights(dir + "/plain/model.safetensors");
+  ASSERT_EQ(a.size(), b.size());
+  bool differs = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i;
+    differs |= !torch::equal(a[i], c[i]);
+  }
+  EXPECT_TRUE(differs) << "the mined rows changed nothing";
+  // A checkpoint whose pool is not the run's is refused in one line naming it.
+  TrainOptions again = mining("resumed2");
+  again.stop_at_step = 4;
+  run_train(again);
+  again.stop_at_step = 0;
+  again.resume = true;
+  again.mine_pool = 8;
+  try {
+    run_train(again);
+    ADD_FAILURE() << "a checkpoint with 16 mined positions resumed as a pool of 8";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--mine-pool"), std::string::npos) << e.what();
+  }
+}
+
 // --precision auto as train resolves it for its net (nn::resolve_precision): a resnet on the board
 // kernels in fp32 wherever they run short of AMX; an MLP, or --kernels torch, as the CPU's bf16 says.
 TEST(Train, AutoPrecisionTrainsAResnetOnTheBoardKernelsInFp32) {
@@ -476,6 +522,9 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/rare_weight --rare-weight",
                                              "/pin_weight --pin-weight",
                                              "/situation_weight --situation-weight",
+                                             "/mine_share --mine-share",
+                                             "/mine_every --mine-every",
+                                             "/mine_pool --mine-pool",
                                              "/data_mode --data-mode",
                                              "/shuffle_buffer --shuffle-buffer",
                                              "/processes the number of processes (WORLD_SIZE)",

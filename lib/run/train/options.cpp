@@ -244,6 +244,24 @@ Rows sample_rows() {
       R::value(&TrainOptions::situation_weight, "--situation-weight", "situation_weight", situation_weight_help())
           .validator(situation_weights())
           .keep_on_resume(),
+      R::value(&TrainOptions::mine_share, "--mine-share", "mine_share",
+               "Share of each step's positions mined by the net itself: a pool of the positions it gets most "
+               "wrong, found as evaluate's adversary and position search find them (positions after a legal move "
+               "and legal edits, climbing the net's worst margin; fresh starts from random placements and random "
+               "games); 0: none")
+          .range(0, 0.5)
+          .show_default()
+          .keep_on_resume(),
+      R::value(&TrainOptions::mine_every, "--mine-every", "mine_every",
+               "--mine-share: steps between refreshes of the pool (each costs a forward pass over 9 x --mine-pool "
+               "positions)")
+          .int_range(1, 1000000)
+          .show_default()
+          .keep_on_resume(),
+      R::value(&TrainOptions::mine_pool, "--mine-pool", "mine_pool", "--mine-share: positions in the pool")
+          .int_range(1, 65536)
+          .show_default()
+          .keep_on_resume(),
       R::choice(&TrainOptions::data_mode, "--data-mode", "data_mode", DATA_MODES,
                 "Where the training rows live (see above)")
           .keep_on_resume(),

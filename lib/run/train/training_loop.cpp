@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "chess/movegen.h"
 #include "nn/loss.h"
+#include "nn/predict.h"
 #include "run/evaluate/tensorboard_figures.h"
 #include "run/model_card.h"
 #include "run/train/optimizer.h"
@@ -88,6 +90,10 @@ TrainingLoop::TrainingLoop(const TrainingRun& run)
       options_(run.options_json),
       budget_check_every_(budget_check_interval(run.schedule.first_steps)) {
   report_.out = o_.out;
+  if (o_.mine_share > 0) {
+    mined_.emplace(MiningOptions{o_.mine_share, o_.mine_every, o_.mine_pool, o_.seed});
+    if (run.state.step > 0) mined_->restore(run.state.mined_positions, run.folder.checkpoint_path());
+  }
 }
 
 TrainingLoop::Next TrainingLoop::next() {
@@ -124,8 +130,35 @@ torch::Tensor TrainingLoop::step_loss(const train::Batch& batch) {
   }
 }
 
-void TrainingLoop::step(const train::Batch& batch) {
+train::Batch TrainingLoop::with_mined_rows(const train::Batch& batch) {
+  const int64_t step = run_.state.step;
+  if (mined_->due(step)) {
+    // Every process refreshes the same pool: the same net, batch norm's statistics averaged.
+    train::average_buffers(run_.ranks, run_.net);
+    run_.net.eval();
+    mined_->refresh(step, [&](const std::vector<const chess::Position*>& positions, std::vector<float>& probs) {
+      probs = nn::predict(run_.model, run_.net, positions, run_.device, run_.precision);
+    });
+  }
+  const int64_t rows = batch.planes.size(0);
+  const int k = HardPositions::rows_of(o_.mine_share, int(rows));
+  const std::vector<const chess::Position*> positions = mined_->draw(step, run_.ranks.rank(), k);
+  train::Batch mined = train::allocate_batch(positions.size(), run_.model.inputs, false);
+  std::vector<uint16_t> legal;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    legal.clear();
+    for (chess::Move m : chess::MoveList(*positions[i])) legal.push_back(uint16_t(encode::move_index(m)));
+    train::fill_row(mined, i, run_.model.inputs, encode::BoardState::of(*positions[i]), legal.data(),
+                    legal.data() + legal.size());
+  }
+  const int64_t kept = rows - int64_t(positions.size());
+  return {torch::cat({batch.planes.narrow(0, 0, kept), mined.planes.to(batch.planes.device())}),
+          torch::cat({batch.targets.narrow(0, 0, kept), mined.targets.to(batch.targets.device())})};
+}
+
+void TrainingLoop::step(const train::Batch& given) {
   nn::TrainState& state = run_.state;
+  const train::Batch batch = mined_ ? with_mined_rows(given) : given;
   run_.net.train();
   set_lr(run_.optimizer, schedule_.lr(state.step));
   const torch::Tensor loss = step_loss(batch);
@@ -253,9 +286,12 @@ void TrainingLoop::validation_row() {
                                step <= o_.eval_every ? hparams_values(options_) : std::vector<std::string>{});
   if (verbose_) {
     progress_.finish();
-    say("step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s ({:.1f} GFLOP/s)\n", step,
+    say("step {:>7}  train {:.5f}  val {:.5f}  P {:.4f} R {:.4f} F1 {:.4f}  {} samples/s ({:.1f} GFLOP/s){}\n", step,
         train_loss, v.loss, v.precision(), v.recall(), v.f1(), human_count(rate),
-        3 * run_.model.forward_flops() * rate / 1e9);
+        3 * run_.model.forward_flops() * rate / 1e9,
+        mined_ ? fmt::format("  mined: {:.1f}% wrong, margin {:.3f}", 100 * mined_->figures().wrong_share,
+                             mined_->figures().mean_margin)
+               : "");
   }
   loss_sum_ = 0;
   loss_count_ = 0;
@@ -270,6 +306,7 @@ void TrainingLoop::validation_row() {
 // Every rank holds the same model at a checkpoint; rank 0 writes it.
 void TrainingLoop::checkpoint() {
   train::average_buffers(run_.ranks, run_.net);
+  if (mined_) run_.state.mined_positions = mined_->text();
   if (rank0_) save_checkpoint(run_.folder.checkpoint_path(), run_.model, run_.net, run_.optimizer, run_.state);
   run_.folder.checkpoint_written(run_.state.step);
 }

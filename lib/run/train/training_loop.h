@@ -6,11 +6,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "compute/arithmetic.h"
 #include "nn/model_file.h"
 #include "nn/models.h"
+#include "run/train/hard_positions.h"
 #include "run/train/load_data.h"
 #include "run/train/options.h"
 #include "run/train/report.h"
@@ -59,6 +61,9 @@ class TrainingLoop {
  private:
   double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
   torch::Tensor step_loss(const train::Batch& batch);
+  // --mine-share: the batch with its last rows replaced by positions of the pool (refreshed first
+  // where the step is due), on the batch's device.
+  train::Batch with_mined_rows(const train::Batch& batch);
   void validation_row();
   void checkpoint();
   // --time-budget: the pace of the steps so far, checked every budget_check_every_ steps, moves
@@ -76,7 +81,8 @@ class TrainingLoop {
   Schedule schedule_;
   std::string options_;
   const int64_t budget_check_every_;
-  int64_t pace_from_step_ = -1;  // where the budget's pace is measured from (-1: not yet)
+  std::optional<HardPositions> mined_;  // --mine-share's pool (none without mining)
+  int64_t pace_from_step_ = -1;         // where the budget's pace is measured from (-1: not yet)
   double pace_from_seconds_ = 0;
 };
 
