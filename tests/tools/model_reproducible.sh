@@ -13,8 +13,7 @@ source "$(dirname "$0")/checks.sh"
 cd "$work" || exit 1
 export OMP_NUM_THREADS=1
 
-"$bin/gen_moves" --games 40 --seed 3 --out games.pgn 2>/dev/null &&
-  "$bin/tensorize" -q --in games.pgn --out data.h5 || { echo "FAIL: could not make the data"; exit 1; }
+small_dataset
 mkdir -p elsewhere && cp data.h5 elsewhere/copy.h5
 cat > recipe.toml <<'TOML'
 [train]

@@ -10,8 +10,7 @@ python=$2
 source "$(dirname "$0")/checks.sh"
 cd "$work" || exit 1
 
-"$bin/gen_moves" --games 40 --seed 3 --out games.pgn 2>/dev/null &&
-  "$bin/tensorize" -q --in games.pgn --out data.h5 || { echo "FAIL: could not make the data"; exit 1; }
+small_dataset
 net=(--data data.h5 --arch resnet --blocks 1 --channels 8 --batch-size 16 --eval-every 100 --checkpoint-every 100
      --device cpu --threads 1 --seed 5 --quiet)
 small=("${net[@]}" --max-steps 400)

@@ -10,8 +10,7 @@ python=$2
 source "$(dirname "$0")/checks.sh"
 cd "$work" || exit 1
 
-"$bin/gen_moves" --games 40 --seed 3 --out games.pgn 2>/dev/null &&
-  "$bin/tensorize" -q --in games.pgn --out data.h5 || { echo "FAIL: could not make the data"; exit 1; }
+small_dataset
 free_port() { "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 timeout_s=3
