@@ -37,19 +37,19 @@ DataPlan plan_data(const TrainOptions& o, train::Collectives& ranks, const std::
   for (const auto& reader : data) positions += reader.num_positions();
   const double need = double(positions) * COMPACT_BYTES_PER_POSITION;
   const uint64_t available = available_memory_bytes();
+  const double per_process = double(available) / std::max(1, o.ranks.local_world_size);  // of this node's
   // Unknown memory (no /proc/meminfo): assume the data fits, as before streaming existed.
-  const double budget = available ? double(available) / 2 / std::max(1, o.ranks.local_world_size) : need;
+  const double budget = available ? per_process / 2 : need;
   // A batch too large for this machine is refused here, before any row is read (--batch-size
   // allows 2^20 rows, 20 GB of batches: the kernel would kill the process midway): a lower
   // bound, the network's activations come on top.
   const double batches = BATCHES_AT_ONCE * double(o.batch_size) *
                          double(o.model.input_planes() * 64 + encode::MOVE_INDICES) * sizeof(float);
-  if (ranks.any(available && batches > double(available) / std::max(1, o.ranks.local_world_size)))
+  if (ranks.any(available && batches > per_process))
     throw Error(fmt::format(
         "--batch-size {}: its batches take about {:.1f} GB ({:g} of {} positions at a time, inputs and 4096-wide "
         "targets as floats), more than the {:.1f} GB of memory available {}; take a smaller batch",
-        o.batch_size, batches / 1e9, BATCHES_AT_ONCE, o.batch_size,
-        double(available) / 1e9 / std::max(1, o.ranks.local_world_size),
+        o.batch_size, batches / 1e9, BATCHES_AT_ONCE, o.batch_size, per_process / 1e9,
         o.ranks.local_world_size > 1 ? "to each process on this node" : "here"));
   DataPlan plan;
   plan.streamed = ranks.any(o.data_mode == DataMode::STREAM || (o.data_mode == DataMode::AUTO && need > budget));

@@ -78,32 +78,30 @@ void HardPositions::refresh(int64_t step, const eval::Predictor& predict) {
   std::vector<Position> candidates;
   std::vector<size_t> owner;
   for (size_t i = 0; i < n; ++i) {
+    const size_t before = candidates.size();
     neighbours(pool_[i], rng, candidates);
+    // A position with no neighbour (no legal move, no legal edit found) stays: its own candidate.
+    if (candidates.size() == before) candidates.push_back(pool_[i]);
     owner.resize(candidates.size(), i);
   }
   std::vector<const Position*> batch;
-  batch.reserve(candidates.size() + n);
-  for (const Position& p : pool_) batch.push_back(&p);
+  batch.reserve(candidates.size());
   for (const Position& c : candidates) batch.push_back(&c);
   std::vector<float> probs(batch.size() * encode::MOVE_INDICES, 0.0f);
   predict(batch, probs);
   // Each position moves to its worst-scored neighbour, even one the net gets less wrong than
   // the position itself (steepest ascent that walks on, as evaluate's search does: a climb that
   // stayed at a local maximum found few mistakes once the net had learnt its neighbourhood).
-  std::vector<double> margin(n);
-  for (size_t i = 0; i < n; ++i) margin[i] = eval::worst_margin(pool_[i], probs.data() + i * encode::MOVE_INDICES);
   std::vector<int> best(n, -1);
-  std::vector<double> best_margin(n, -1);
+  std::vector<double> margin(n, -1);
   for (size_t c = 0; c < candidates.size(); ++c) {
-    const double m = eval::worst_margin(candidates[c], probs.data() + (n + c) * encode::MOVE_INDICES);
-    if (m > best_margin[owner[c]]) best_margin[owner[c]] = m, best[owner[c]] = int(c);
+    const double m = eval::worst_margin(candidates[c], probs.data() + c * encode::MOVE_INDICES);
+    if (m > margin[owner[c]]) margin[owner[c]] = m, best[owner[c]] = int(c);
   }
-  for (size_t i = 0; i < n; ++i)
-    if (best[i] >= 0) margin[i] = best_margin[i];
   size_t wrong = 0;
   double sum = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (best[i] >= 0) pool_[i] = std::move(candidates[size_t(best[i])]);
+    pool_[i] = std::move(candidates[size_t(best[i])]);
     sum += margin[i];
     wrong += margin[i] >= 0.5;  // an illegal move at or above 0.5, or a legal one below
   }

@@ -253,7 +253,7 @@ Rows sample_rows() {
           .show_default()
           .keep_on_resume(),
       R::value(&TrainOptions::mine_every, "--mine-every", "mine_every",
-               "--mine-share: steps between refreshes of the pool (each costs a forward pass over 9 x --mine-pool "
+               "--mine-share: steps between refreshes of the pool (each costs a forward pass over 8 x --mine-pool "
                "positions)")
           .int_range(1, 1000000)
           .show_default()
