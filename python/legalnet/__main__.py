@@ -11,10 +11,10 @@ def run(argv):
     if argv in (["-h"], ["--help"], ["help"]):
         print(__doc__.strip())
         return 0
-    from .untrusted import printable
+    from .untrusted import printable, quoted
     if len(argv) == 4 and argv[0] == "score":  # TOP: a count of 1 or more (more than 4096 is all), before torch loads
         if not (argv[3].isascii() and argv[3].isdigit() and int(argv[3]) >= 1):
-            raise ValueError(f"score: TOP '{printable(argv[3], 40)}' is not a count of moves (1 or more)")
+            raise ValueError(f"score: TOP {quoted(argv[3], 40)} is not a count of moves (1 or more)")
     import legalnet
     if len(argv) == 3 and argv[0] == "export":
         written = legalnet.export_model(argv[1], argv[2])
