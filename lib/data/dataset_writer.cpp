@@ -158,7 +158,6 @@ void write_dataset_attributes(hid_t file, const DatasetProvenance& p, uint64_t r
 struct DatasetWriter::Impl {
   std::string path;
   AtomicPath atomic;
-  bool committed = false;
   ThreadPool& pool;
   h5::Handle file, games_group, positions, legal_moves;
   uint64_t rows = 0, games = 0, chunks_submitted = 0, chunks_written = 0;
@@ -306,13 +305,10 @@ void DatasetWriter::finish(const DatasetProvenance& p) {
   d.atomic.sync();
 }
 
-void DatasetWriter::commit() {
-  impl_->atomic.commit();
-  impl_->committed = true;
-}
+AtomicPath& DatasetWriter::temporary() { return impl_->atomic; }
 
 const std::string& DatasetWriter::finished_path() const {
-  return impl_->committed ? impl_->path : impl_->atomic.temp();
+  return impl_->atomic.committed() ? impl_->path : impl_->atomic.temp();
 }
 
 }  // namespace legalnet::data

@@ -1,5 +1,6 @@
-// Writes a legalnet dataset (docs/dataset.md) to a temporary file next to the target and renames
-// it on commit(), after finish(); a failed or interrupted run leaves nothing under the target name.
+// Writes a legalnet dataset (docs/dataset.md) to a temporary file next to the target, renamed
+// with the run's other outputs after finish() (commit_together, util/files.h); a failed or
+// interrupted run leaves nothing under the target name.
 #pragma once
 
 #include <cstdint>
@@ -10,8 +11,9 @@
 #include "data/encoded_rows.h"
 
 namespace legalnet {
+class AtomicPath;
 class ThreadPool;
-}
+}  // namespace legalnet
 
 namespace legalnet::data {
 
@@ -38,11 +40,12 @@ class DatasetWriter {
   void add_game(const GameInfo& game, const EncodedRows& rows, const std::vector<uint32_t>& selected);
 
   // Writes the games table and the attributes, closes and syncs the file, still under its
-  // temporary name; commit() renames it onto the target (after the run's other outputs are
-  // complete too).
+  // temporary name, which commit_together renames onto the target once the run's other outputs
+  // are complete too.
   void finish(const DatasetProvenance& provenance);
-  void commit();
-  // Where the finished file is now: its temporary until commit(), then the target.
+  // The temporary the file is written under.
+  AtomicPath& temporary();
+  // Where the finished file is now: its temporary until it is renamed, then the target.
   const std::string& finished_path() const;
 
   uint64_t rows() const;

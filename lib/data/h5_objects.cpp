@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "data/h5.h"
+#include "util/files.h"
 
 namespace legalnet::data::h5 {
 
@@ -12,10 +13,12 @@ Handle create_file(const std::string& created_name, const std::string& file, con
 }
 
 Handle open_file(const std::string& path) {
+  complete_interrupted_commit(path);  // a killed run's renames onto it (and its other outputs), finished
   return Handle(check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path, "cannot open"));
 }
 
 Handle try_open_file(const std::string& path) {
+  complete_interrupted_commit(path);
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!file.valid()) H5Eclear2(H5E_DEFAULT);
   return file;

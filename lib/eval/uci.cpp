@@ -110,7 +110,10 @@ class Session {
     if (first == all.end()) return true;
     const Tokens t(first, all.end());
     const std::string_view command = t[0];
-    if (command == "quit") return false;
+    if (command == "quit") {
+      release();  // a held move is still answered, as Stockfish does when it quits mid-search
+      return false;
+    }
     if (command == "uci")
       uci();
     else if (command == "isready")
@@ -131,6 +134,9 @@ class Session {
   }
 
   void info(const std::string& text) { send("info string " + text); }
+
+  // The end of the input: as `quit`.
+  void end() { release(); }
 
  private:
   void send(const std::string& line) { out_ << line << '\n' << std::flush; }
@@ -296,7 +302,7 @@ void run_uci(std::istream& in, std::ostream& out, const UciEngine& engine) {
   std::string line;
   for (;;) {
     const Read read = read_line(*in.rdbuf(), line, UCI_MAX_LINE);
-    if (read == Read::END) return;
+    if (read == Read::END) return session.end();
     if (read == Read::LONG_LINE) {
       session.info(fmt::format("ignored a line longer than {} bytes: {}", UCI_MAX_LINE, quote(line)));
       continue;

@@ -163,6 +163,7 @@ struct InputFile::Decoder {
 };
 
 InputFile::InputFile(const std::string& path, InputKind kind) : path_(path) {
+  if (path != "-") complete_interrupted_commit(path);  // a killed run's renames onto it, finished
   if (path == "-") {
     file_ = stdin;
   } else if (kind == InputKind::REGULAR) {

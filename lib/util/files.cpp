@@ -26,7 +26,15 @@ char temp_paths[MAX_TEMP_FILES][MAX_TEMP_PATH];
 std::atomic<bool> temp_in_use[MAX_TEMP_FILES];
 std::mutex temp_mutex;
 
+// DeferredSignals: while `deferring` > 0 a signal is recorded in `deferred`, not acted on.
+std::atomic<int> deferring{0};
+std::atomic<int> deferred{0};
+
 extern "C" void remove_temp_files_and_reraise(int sig) {
+  if (deferring.load() > 0) {
+    deferred.store(sig);
+    return;
+  }
   for (int i = 0; i < MAX_TEMP_FILES; ++i)
     if (temp_in_use[i].load()) unlink(temp_paths[i]);
   std::signal(sig, SIG_DFL);
@@ -206,6 +214,13 @@ void install_temp_file_cleanup() {
   });
 }
 
+DeferredSignals::DeferredSignals() { deferring.fetch_add(1); }
+
+DeferredSignals::~DeferredSignals() {
+  if (deferring.fetch_sub(1) != 1) return;
+  if (const int sig = deferred.exchange(0)) remove_temp_files_and_reraise(sig);
+}
+
 AtomicPath::AtomicPath(std::string target, Links links)
     : target_(links == Links::FOLLOW ? follow_links(target) : target) {
   struct stat st;
@@ -217,7 +232,10 @@ AtomicPath::AtomicPath(std::string target, Links links)
       throw Error("'" + target + "' is a device, FIFO or socket; this output must be a regular file");
   }
   install_temp_file_cleanup();
-  if (links == Links::FOLLOW) lock_target(target);
+  if (links == Links::FOLLOW) {
+    complete_interrupted_commit(target_);  // another run's renames onto this name, finished first
+    lock_target(target);
+  }
   temp_ = temp_name(target_);
   slot_ = register_temp(temp_);
 }
@@ -321,24 +339,6 @@ void AtomicPath::commit() {
   committed_ = true;
   const size_t slash = target_.rfind('/');
   sync_folder(slash == std::string::npos ? "." : slash == 0 ? "/" : target_.substr(0, slash));
-}
-
-// ---------------------------------------------------------------------------------------
-// Outputs
-
-void Outputs::add(std::unique_ptr<OutputFile> file) {
-  file->finish();
-  files_.push_back(std::move(file));
-}
-
-void Outputs::add(std::unique_ptr<AtomicPath> path) {
-  path->sync();
-  paths_.push_back(std::move(path));
-}
-
-void Outputs::commit() {
-  for (auto& file : files_) file->commit();
-  for (auto& path : paths_) path->commit();
 }
 
 // ---------------------------------------------------------------------------------------

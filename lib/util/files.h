@@ -33,6 +33,7 @@ class AtomicPath {
 
   const std::string& temp() const { return temp_; }
   const std::string& target() const { return target_; }
+  bool committed() const { return committed_; }
   // Creates the temporary as a new file (O_CREAT | O_EXCL | O_NOFOLLOW: never a file or link
   // planted under its predictable name) and returns its descriptor, owned here until the
   // destructor or commit(). For writers that take a descriptor (a helper's stdout).
@@ -48,6 +49,7 @@ class AtomicPath {
   void commit();
 
  private:
+  friend void commit_together(const std::vector<AtomicPath*>& paths);
   void lock_target(const std::string& named);
 
   std::string target_;
@@ -57,6 +59,33 @@ class AtomicPath {
   int lock_fd_ = -1, lock_slot_ = -1;
   int fd_ = -1;  // the temporary, once create() made it
   bool synced_ = false, committed_ = false;
+};
+
+// Renames the temporaries of one run's outputs onto their targets, as nearly one step as POSIX
+// allows. SIGINT, SIGTERM and SIGHUP wait for the last rename (DeferredSignals). Before the
+// first, the lock file of each target the user named (AtomicPath's FOLLOW) records the whole
+// list of renames, synced: a journal. A run killed between two renames (SIGKILL, a power loss)
+// leaves it, and the next run that writes or reads one of those targets completes the renames
+// first (complete_interrupted_commit): nobody reads one run's train.h5 beside another's val.h5.
+// Null entries are skipped. Throws legalnet::Error naming the file at fault.
+void commit_together(const std::vector<AtomicPath*>& paths);
+
+// Completes the renames that an interrupted commit_together listed in `target`'s lock file
+// (nothing when there is none), waiting first for a live run that holds the lock. A journal is
+// acted on only where every target it lists holds the same one in its own lock file, and a
+// temporary is renamed only when it is a regular file under the name its target implies:
+// a file planted beside an input can never make a reader move anything else. Called by
+// AtomicPath for its target, and by the readers of datasets and input files.
+void complete_interrupted_commit(const std::string& target);
+
+// While one lives, SIGINT, SIGTERM and SIGHUP wait: the temporaries' handler records the
+// signal, and the last DeferredSignals to end acts on it (the run then ends as it would have).
+class DeferredSignals {
+ public:
+  DeferredSignals();
+  ~DeferredSignals();
+  DeferredSignals(const DeferredSignals&) = delete;
+  DeferredSignals& operator=(const DeferredSignals&) = delete;
 };
 
 // An output as a tool's option names it, or an input it reads.
@@ -106,6 +135,8 @@ class OutputFile {
   // finish() (unless done), then renames onto the target.
   void commit();
   const std::string& path() const { return path_; }
+  // The temporary this file is written under; null for stdout, a device or a FIFO.
+  AtomicPath* atomic() { return atomic_.get(); }
 
  private:
   struct Encoder;
@@ -118,8 +149,8 @@ class OutputFile {
 };
 
 // The outputs of one run, taking their names together: each is complete (written and synced
-// under its temporary name) when added, and commit() renames them all. A run that fails
-// before commit() leaves no new file under any output's name.
+// under its temporary name) when added, and commit() renames them all (commit_together). A run
+// that fails before commit() leaves no new file under any output's name.
 class Outputs {
  public:
   void add(std::unique_ptr<OutputFile> file);  // finished here if it is not yet

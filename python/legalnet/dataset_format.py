@@ -7,6 +7,7 @@ import os
 import h5py
 
 from .moves import MOVE_INDICES
+from .renames import complete_interrupted_commit
 
 FORMAT = "legalnet-dataset"
 # The dataset's columns, name -> (element type, each row's shape), in the order of the C++
@@ -113,6 +114,7 @@ def _check_stored_size(path, name, dset):
 
 
 def _open(path):
+    complete_interrupted_commit(path)  # a killed tensorize's renames onto it and its other parts, finished
     if os.path.exists(path) and not os.path.isfile(path):
         raise ValueError(f"{path}: not a regular file (a dataset is read from a file on disk)")
     f = h5py.File(path, "r")

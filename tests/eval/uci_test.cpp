@@ -223,6 +223,13 @@ TEST(Uci, InfiniteAndPonderHoldTheMoveUntilStop) {
     if (l.rfind("info", 0) != 0) answers.push_back(l);
   // One bestmove per go, after the stop or ponderhit; nothing after quit.
   EXPECT_EQ(answers, (std::vector<std::string>{"readyok", "bestmove e2e4", "bestmove e2e4"}));
+  // A move still held at quit or at the end of the input is answered then, as Stockfish does.
+  for (const char* ending : {"go infinite\nquit\ngo\n", "go ponder\n"}) {
+    std::vector<std::string> bests;
+    for (const auto& l : talk(ending, e))
+      if (l.rfind("bestmove", 0) == 0) bests.push_back(l);
+    EXPECT_EQ(bests, std::vector<std::string>{"bestmove e2e4"}) << ending;
+  }
 }
 
 }  // namespace

@@ -114,9 +114,9 @@ GenMovesReport run_gen_moves(const GenMovesOptions& options) {
   if (!options.quiet) report.print();
   std::unique_ptr<OutputFile> json;
   if (!options.report.empty()) json = finished_report(options.report, report.json());
-  // Both complete: only now does either take its name.
-  out.commit();
-  if (json) json->commit();
+  // Both complete: only now do they take their names, together.
+  out.finish();
+  commit_together({out.atomic(), json ? json->atomic() : nullptr});
   return report;
 }
 

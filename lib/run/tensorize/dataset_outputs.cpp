@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "util/files.h"
 #include "util/thread_pool.h"
 
 namespace legalnet::run {
@@ -61,8 +62,10 @@ void DatasetOutputs::finish(const TensorizeOptions& o, TensorizeReport& report) 
   }
 }
 
-void DatasetOutputs::commit() {
-  for (auto& writer : writers_) writer->commit();
+void DatasetOutputs::commit(AtomicPath* report) {
+  std::vector<AtomicPath*> all{report};
+  for (auto& writer : writers_) all.push_back(&writer->temporary());
+  commit_together(all);
 }
 
 }  // namespace legalnet::run

@@ -11,8 +11,9 @@
 #include "run/tensorize/report.h"
 
 namespace legalnet {
+class AtomicPath;
 class ThreadPool;
-}
+}  // namespace legalnet
 
 namespace legalnet::run {
 
@@ -31,8 +32,8 @@ class DatasetOutputs {
   // Finishes each dataset, still under its temporary name, with the run's provenance, and
   // counts into `report` what went where.
   void finish(const TensorizeOptions& options, TensorizeReport& report);
-  // Every dataset takes its name.
-  void commit();
+  // Every dataset takes its name, together with `report` (null: none): commit_together.
+  void commit(AtomicPath* report);
 
  private:
   std::vector<std::string> part_names_;

@@ -95,9 +95,8 @@ TensorizeReport run_tensorize(const TensorizeOptions& o) {
   report.seconds = progress.elapsed_seconds();
   std::unique_ptr<OutputFile> json;
   if (!o.report.empty()) json = finished_report(o.report, report.json());
-  // Every output is complete: only now does any of them take its name.
-  outputs.commit();
-  if (json) json->commit();
+  // Every output is complete: only now do they take their names, together.
+  outputs.commit(json ? json->atomic() : nullptr);
   if (!o.quiet) report.print();
   return report;
 }
