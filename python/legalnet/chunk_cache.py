@@ -18,6 +18,16 @@ import numpy as np
 from .dataset_format import _chunking
 from .rows import _Rows
 
+# The rows decoded at once (whole chunks, at least one): the checks of a chunk cost numpy a few
+# hundred calls whatever its rows, paid once for a group of them.
+DECODED_ROWS = 2048
+
+
+def _group_chunks(chunk_rows):
+    """How many chunks of `chunk_rows` rows a reader decodes at once."""
+    return max(1, DECODED_ROWS // chunk_rows)
+
+
 # What a cached row costs: its fixed fields plus room for 40 legal moves (random games average
 # about 30); the moves' array grows when a file needs more.
 CACHED_ROW_BYTES = 64 + 3 + 8 + 4 + 2 * 40
@@ -63,8 +73,10 @@ class _ChunkCache:
         if len(self.cached) + len(missing) > self.slots:
             self.clear()
             missing = np.unique(chunks)
-        for c in missing.tolist():
-            self.put(c, self.reader.chunk(c))
+        group = _group_chunks(r)
+        for i in range(0, len(missing), group):
+            for c, rows in zip(missing[i:i + group].tolist(), self.reader.decode_chunks(missing[i:i + group])):
+                self.put(c, rows)
         return self.pool.take(self.slot_of[chunks] * r + file_rows % r)
 
 
@@ -88,7 +100,6 @@ class _SharedChunks:
     OVERFLOW, which each process then caches itself."""
 
     EMPTY, CLAIMED, READY, OVERFLOW = 0, 1, 2, 3
-    CLAIM = 4  # chunks a process claims at once
 
     @staticmethod
     def create(f, cache_bytes):
@@ -176,11 +187,12 @@ class _SharedChunkCache:
             return rows.take(np.argsort(np.concatenate([here, there]), kind="stable"))
 
     def _ensure(self, chunks):
-        """Makes each of `chunks` READY or OVERFLOW: claims and decodes, a few at a time, those
-        that no process has claimed (or whose claimant died), and waits for the others. A few at
-        a time, so that two workers that need many of the same chunks (their first batches of a
-        shuffled order) share them out instead of one decoding while the other waits for it."""
-        s = self.shared
+        """Makes each of `chunks` READY or OVERFLOW: claims and decodes, a few at a time
+        (_group_chunks), those that no process has claimed (or whose claimant died), and waits
+        for the others. A few at a time, so that two workers that need many of the same chunks
+        (their first batches of a shuffled order) share them out instead of one decoding while
+        the other waits for it."""
+        s, claim = self.shared, _group_chunks(self.reader.chunk_rows)  # chunks claimed and decoded at once
         while True:
             with s.states() as state:
                 now = state[chunks]
@@ -190,10 +202,11 @@ class _SharedChunkCache:
                 # a CLAIMED chunk whose byte is free lost its claimant, and is taken over.
                 mine = []
                 for c in itertools.chain(chunks[now == s.EMPTY].tolist(), chunks[now == s.CLAIMED].tolist()):
-                    if len(mine) == s.CLAIM:
+                    if len(mine) == claim:
                         break
                     if s.lock(1 + c, wait=False):
                         mine.append(c)
+                mine.sort()  # the order the reader decodes them in
                 state[mine] = s.CLAIMED
             if not len(chunks):
                 return
@@ -203,8 +216,8 @@ class _SharedChunkCache:
                 continue
             done = 0
             try:
-                for c in mine:
-                    self._publish(c, self.reader.chunk(c))
+                for c, rows in zip(mine, self.reader.decode_chunks(mine)):
+                    self._publish(c, rows)
                     done += 1
             except BaseException:  # the chunks not decoded go back to EMPTY, for whoever asks next
                 with s.states() as state:

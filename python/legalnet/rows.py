@@ -64,10 +64,13 @@ class _Rows:
         in the mover's frame), as train's batches. ``shared``: in shared memory, which a
         DataLoader worker then hands to the main process without copying them."""
         n = len(self)
-        x, y = _tensor((n, input_kind(inputs).planes, 8, 8), shared), _tensor((n, MOVE_INDICES), shared)
+        x = _tensor((n, input_kind(inputs).planes, 8, 8), shared)
         encode_batch(inputs, self.squares, self.side, self.castling, self.en_passant, out=x.numpy())
+        # torch.zeros: half the time of zeroing fresh pages with numpy (docs/benchmarks.md).
+        y = _tensor((n, MOVE_INDICES), shared) if shared else torch.zeros((n, MOVE_INDICES))
         targets = y.numpy().reshape(-1)
-        targets[...] = 0
+        if shared:
+            targets[...] = 0
         if n:
             at = np.repeat(np.arange(n, dtype=np.int64) * MOVE_INDICES, self.counts)
             moves = self.moves.astype(np.int64)
@@ -106,11 +109,12 @@ def _adler32(size, offsets, values):
     return b << 16 | a
 
 
-def _check_rows(path, start, planes, castling, en_passant):
+def _check_rows(path, file_rows, planes, castling, en_passant):
     """ValueError "<file>: row <r>: ..." for the first row the C++ readers refuse
-    (lib/data/row_block.cpp): a plane value other than -1, 0 or +1, castling out of
-    0..15, en_passant out of -1..63, two pieces on a square, or a position the FEN parser
-    refuses (kings, pawns, castling rights, en passant, the side not to move in check)."""
+    (lib/data/row_block.cpp; r from ``file_rows``, the rows' numbers in the file): a plane
+    value other than -1, 0 or +1, castling out of 0..15, en_passant out of -1..63, two pieces on
+    a square, or a position the FEN parser refuses (kings, pawns, castling rights, en passant,
+    the side not to move in check)."""
     n = len(planes)
     planes = np.asarray(planes).reshape(n, 7, 64)
     castling = np.asarray(castling).astype(np.int64)
@@ -140,7 +144,7 @@ def _check_rows(path, start, planes, castling, en_passant):
                f"{int(np.argmax(pieces[r] > 1)) // 8 + 1}"
     else:
         what = f"not a position: {position[1]}"
-    raise ValueError(f"{path}: row {start + r}: {what}")
+    raise ValueError(f"{path}: row {int(file_rows[r])}: {what}")
 
 
 def _decode(planes, flat, castling, en_passant, ply):
@@ -233,7 +237,9 @@ class _Reader:
             st = os.fstat(self.fd)
             _check_identity(self.path, self.identity, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), self.owner)
 
-    def chunk(self, c):
+    def _read(self, c):
+        """Chunk `c`'s planes [n, 7, 8, 8] (as stored: checked before they are narrowed) and the offsets (row * 4096 + move index) of the
+        nonzero bytes of its masks, inflated but not yet checked."""
         self.check_unchanged()
         start = c * self.chunk_rows
         stop = min(start + self.chunk_rows, self.rows)
@@ -258,8 +264,31 @@ class _Reader:
                 raise ValueError(f"{self.path}: the chunk at row {start} of 'legal_moves' does not inflate "
                                  "(incorrect data check)")
             flat = flat[flat < (stop - start) * MOVE_INDICES]
-        _check_rows(self.path, start, planes, self.castling_stored[start:stop], self.en_passant_stored[start:stop])
-        return _decode(planes.astype(np.int8, copy=False), flat, self.castling[start:stop],
-                       self.en_passant[start:stop], None if self.ply is None else self.ply[start:stop])
+        return planes, flat
+
+    def decode_chunks(self, cs):
+        """The compact rows of each of the chunks `cs` (in ascending order), checked and decoded
+        together: the checks cost numpy a few hundred calls whatever the rows, which for one
+        chunk of 256 rows were a third of a shuffled epoch's time (docs/benchmarks.md)."""
+        cs = [int(c) for c in cs]
+        planes, flats, bounds, at = [], [], [0], 0
+        for c in cs:
+            p, flat = self._read(c)
+            planes.append(p)
+            flats.append(flat + at * MOVE_INDICES)
+            at += len(p)
+            bounds.append(at)
+        file_rows = np.concatenate([np.arange(c * self.chunk_rows, c * self.chunk_rows + bounds[k + 1] - bounds[k])
+                                    for k, c in enumerate(cs)]) if cs else np.zeros(0, np.int64)
+        planes = np.concatenate(planes) if cs else np.zeros((0, 7, 8, 8), np.int8)
+        _check_rows(self.path, file_rows, planes, self.castling_stored[file_rows], self.en_passant_stored[file_rows])
+        rows = _decode(planes.astype(np.int8, copy=False), np.concatenate(flats) if cs else np.zeros(0, np.int64), self.castling[file_rows],
+                       self.en_passant[file_rows], None if self.ply is None else self.ply[file_rows])
+        if len(cs) == 1:
+            return [rows]
+        return [rows.take(np.arange(bounds[k], bounds[k + 1])) for k in range(len(cs))]
+
+    def chunk(self, c):
+        return self.decode_chunks([c])[0]
 
 

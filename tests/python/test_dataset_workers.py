@@ -102,7 +102,7 @@ class SharedChunks(TinyDatasetCase):
             self.assertTrue((data._shared.state == S.READY).all())
             self.assertEqual(int(data._shared.used[0]), int(self.y.sum()))  # every chunk's moves, once
             # The workers decoded the chunks for this process too: it reads them without decoding.
-            with mock.patch.object(rows._Reader, "chunk", side_effect=AssertionError("decoded again")):
+            with mock.patch.object(rows._Reader, "_read", side_effect=AssertionError("decoded again")):
                 x, y = data.batch(order)
                 self.assertTrue(torch.equal(x, self.x[order]) and torch.equal(y, self.y[order]))
                 self.assertTrue(torch.equal(epoch(data, 2, sampler=order)[1], self.y[order]))  # so do the next workers
@@ -265,7 +265,7 @@ class BatchedFetch(TinyDatasetCase):
     def counted_epoch(self, data, batch_size=64):
         """One shuffled epoch without workers: its batches, the chunks decoded, the encodings
         made and the batched fetches, with per-row fetches refused."""
-        chunk, encode, fetch = rows._Reader.chunk, rows._Rows.encode, legalnet.Dataset.__getitems__
+        chunk, encode, fetch = rows._Reader._read, rows._Rows.encode, legalnet.Dataset.__getitems__
         decoded, encoded, fetched = [], [], []
 
         def counted_chunk(reader, c):
@@ -282,7 +282,7 @@ class BatchedFetch(TinyDatasetCase):
 
         loader = torch.utils.data.DataLoader(data, batch_size=batch_size, shuffle=True,
                                              generator=torch.Generator().manual_seed(5))
-        with mock.patch.object(rows._Reader, "chunk", counted_chunk), \
+        with mock.patch.object(rows._Reader, "_read", counted_chunk), \
                 mock.patch.object(rows._Rows, "encode", counted_encode), \
                 mock.patch.object(legalnet.Dataset, "__getitems__", counted_fetch), \
                 mock.patch.object(legalnet.Dataset, "__getitem__", side_effect=AssertionError("a row alone")):
@@ -311,6 +311,30 @@ class BatchedFetch(TinyDatasetCase):
 
     def test_so_does_a_cache_of_this_process(self):
         self.check_epoch(per_process(self.path))
+
+    def test_chunks_decoded_together_are_the_chunks_decoded_alone(self):
+        reader = rows._Reader(self.path)
+        self.assertGreater(reader.chunks, 2)
+        together = reader.decode_chunks(range(reader.chunks))
+        for c, rows_together in enumerate(together):
+            alone = reader.decode_chunks([c])[0]
+            for field in ("squares", "side", "castling", "en_passant", "counts"):
+                self.assertTrue(np.array_equal(getattr(alone, field), getattr(rows_together, field)), (c, field))
+            self.assertTrue(np.array_equal(alone.moves[rows._ranges(alone.starts, alone.counts)],
+                                           rows_together.moves[rows._ranges(rows_together.starts,
+                                                                            rows_together.counts)]), c)
+        reader.close()
+
+    def test_a_bad_row_decoded_with_other_chunks_is_named_by_its_row_in_the_file(self):
+        path = os.path.join(self.folder.name, "bad-late-row.h5")
+        shutil.copy(self.path, path)
+        bad = 2 * 256 + 17  # in the third chunk
+        with h5py.File(path, "r+") as f:
+            f["castling"][bad] = 200
+        for data in (legalnet.Dataset(path, inputs="state"), per_process(path)):
+            with self.assertRaises(ValueError) as caught:
+                data.batch([0, bad])  # chunks 0 and 2: the bad row is the 274th decoded
+            self.assertEqual(str(caught.exception), f"{path}: row {bad}: castling is 200, not 0..15")
 
     def test_the_benchmark_measures_the_ratios_in_one_run(self):
         import subprocess
