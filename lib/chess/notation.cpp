@@ -50,6 +50,11 @@ Move parse_uci(const Position& pos, std::string_view text) {
   if (text.size() < 4 || text.size() > 5 || !is_file(text[0]) || !is_rank(text[1]) || !is_file(text[2]) ||
       !is_rank(text[3]))
     san_error(text, "not UCI notation");
+  if (text.size() == 4)  // a pawn reaching the last rank: UCI names the piece it becomes
+    for (Move m : legal)
+      if (m.kind() == MoveKind::PROMOTION && to_uci(m).compare(0, 4, text) == 0)
+        san_error(text, "a promotion names its piece in UCI (" + std::string(text) + "q, " + std::string(text) + "r, " +
+                            std::string(text) + "b or " + std::string(text) + "n)");
   san_error(text, "illegal in " + pos.fen());
 }
 

@@ -105,6 +105,9 @@ TEST(San, RejectsIllegalAmbiguousAndGarbage) {
   EXPECT_EQ(test::error_of([&] { parse_san(promo, "a8"); }), "move 'a8': promotion piece missing");
   EXPECT_NE(test::error_of([&] { parse_uci(start, "e2e5"); }).find("move 'e2e5': illegal in"), std::string::npos);
   EXPECT_EQ(test::error_of([&] { parse_uci(start, "zz"); }), "move 'zz': not UCI notation");
+  const Position promoting("8/4P3/8/8/8/8/k7/4K3 w - - 0 1");
+  EXPECT_EQ(test::error_of([&] { parse_uci(promoting, "e7e8"); }),
+            "move 'e7e8': a promotion names its piece in UCI (e7e8q, e7e8r, e7e8b or e7e8n)");
 }
 
 // Castling as UCI_Chess960 writes it, the king taking its own rook, names the castling move; a
