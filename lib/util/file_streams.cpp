@@ -17,8 +17,6 @@
 namespace legalnet {
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
-
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }

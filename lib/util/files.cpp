@@ -58,8 +58,6 @@ void unregister_temp(int slot) {
   if (slot >= 0) temp_in_use[slot].store(false);
 }
 
-std::string errno_text() { return std::strerror(errno); }
-
 // The file a path finally names, following symbolic links (a dangling link names the file it
 // would create).
 std::string follow_links(std::string path) {
@@ -140,8 +138,7 @@ void check_output_writable(const NamedPath& output) {
     throw Error("'" + printable(output.path) + "' is a directory, not a file to write");
   // A link the user names is written through: the temporary goes next to the file it names.
   const std::string target = follow_links(output.path);
-  const size_t slash = target.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : target.substr(0, slash);
+  const std::string dir = folder_of(target);
   if (stat(dir.c_str(), &st) != 0) {
     const std::string why =
         errno == ENOENT ? std::string("does not exist") : "cannot be reached (" + errno_text() + ")";
@@ -164,8 +161,7 @@ void check_output_folder(const NamedPath& folder) {
       throw Error(named + ": cannot reach '" + printable(dir) + "' (" + why + ")");
     }
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    const size_t slash = dir.find_last_of('/');
-    dir = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+    dir = folder_of(dir);
   }
   if (!S_ISDIR(st.st_mode)) throw Error(named + ": '" + printable(dir) + "' is not a folder");
   if (access(dir.c_str(), W_OK | X_OK) != 0) {
@@ -323,6 +319,13 @@ void AtomicPath::sync() {
   synced_ = true;
 }
 
+std::string errno_text() { return std::strerror(errno); }
+
+std::string folder_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
 void sync_folder(const std::string& folder) {
   const int fd = open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;  // a folder that cannot be opened to read cannot be synced either: the rename stands
@@ -337,8 +340,7 @@ void AtomicPath::commit() {
   if (std::rename(temp_.c_str(), target_.c_str()) != 0)
     throw Error("cannot rename '" + temp_ + "' to '" + target_ + "': " + errno_text());
   committed_ = true;
-  const size_t slash = target_.rfind('/');
-  sync_folder(slash == std::string::npos ? "." : slash == 0 ? "/" : target_.substr(0, slash));
+  sync_folder(folder_of(target_));
 }
 
 // ---------------------------------------------------------------------------------------

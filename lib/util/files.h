@@ -195,6 +195,11 @@ std::string read_run_file(const std::string& path, uint64_t max_bytes);
 // owned by the caller.
 int open_run_file(const std::string& path, uint64_t max_bytes);
 
+// The folder that holds `path`'s file: "." for a bare name, "/" for a file at the root.
+std::string folder_of(const std::string& path);
+// strerror(errno), for the messages of failed system calls.
+std::string errno_text();
+
 // Makes a folder's entries durable (a rename into it survives a power loss); throws
 // legalnet::Error when the sync fails.
 void sync_folder(const std::string& folder);

@@ -10,8 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <string_view>
 
@@ -29,13 +27,6 @@ constexpr size_t MAX_JOURNAL_RENAMES = 64;  // AtomicPath's own limit of live te
 struct Rename {
   std::string temp, target;
 };
-
-std::string folder_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string error_text() { return std::strerror(errno); }
 
 // The journal names files from the root: a reader may run in another folder than the writer.
 std::string absolute(const std::string& path) {
@@ -103,7 +94,7 @@ int open_lock(const std::string& lock) {
 void write_journal(int fd, const std::string& journal, const std::string& lock) {
   if (ftruncate(fd, 0) != 0 || pwrite(fd, journal.data(), journal.size(), 0) != ssize_t(journal.size()) ||
       fdatasync(fd) != 0)
-    throw Error("cannot write the list of renames into '" + printable(lock) + "': " + error_text());
+    throw Error("cannot write the list of renames into '" + printable(lock) + "': " + errno_text());
 }
 
 }  // namespace
@@ -134,7 +125,7 @@ void commit_together(const std::vector<AtomicPath*>& paths) {
   if (journaled.size() > 1)
     for (AtomicPath* p : journaled)  // done: no journal left to act on (the lock files go at the end)
       if (ftruncate(p->lock_fd_, 0) != 0)
-        throw Error("cannot empty '" + printable(p->lock_) + "' after its renames: " + error_text());
+        throw Error("cannot empty '" + printable(p->lock_) + "' after its renames: " + errno_text());
   for (AtomicPath* p : rest) p->commit();
 }
 
@@ -176,7 +167,7 @@ void complete_interrupted_commit(const std::string& named) {
       struct stat temp;
       if (lstat(r.temp.c_str(), &temp) != 0 || !S_ISREG(temp.st_mode)) continue;  // renamed before the kill
       if (std::rename(r.temp.c_str(), r.target.c_str()) != 0) {
-        const std::string why = error_text();
+        const std::string why = errno_text();
         for (const int other : fds) close(other);
         close(fd);
         throw Error("cannot finish the renames an interrupted run listed in '" + printable(lock) + "': '" +

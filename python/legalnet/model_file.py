@@ -23,6 +23,7 @@ from safetensors.torch import save as save_tensors
 from .inputs import config_input_kind, input_kind
 from .models import MODEL_SPECS, LegalNet
 from .moves import GEOMETRIC
+from .renames import _sync, _sync_folder
 from .untrusted import load_json, printable
 
 MODEL_FORMAT = "legalnet-model 2"
@@ -339,28 +340,6 @@ def _pinned(dir_fd, folder, name):
     except OSError:
         pass
     return os.path.join(folder, name)
-
-
-def _sync(fd, name):
-    """fsync, where the file system has it (EINVAL: some network and FUSE ones do not)."""
-    try:
-        os.fsync(fd)
-    except OSError as e:
-        if e.errno != errno.EINVAL:
-            raise OSError(e.errno, f"cannot sync: {e.strerror}", name) from None
-
-
-def _sync_folder(folder):
-    """Syncs a folder after a rename in it, so that the new name survives a crash: as
-    util/files.cpp's sync_folder (a folder that cannot be opened to read is left as it is)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return
-    try:
-        _sync(fd, folder)
-    finally:
-        os.close(fd)
 
 
 def _umask():

@@ -4,7 +4,9 @@ read, as the C++ readers do (lib/util/output_group.cpp): a tool that writes seve
 its first rename, the list of its renames ("legalnet-commit 1", then each temporary and target,
 each ended by a NUL). A journal is acted on only when every target it lists holds the same one
 in its own lock file, and only temporaries named as the tools name them are moved: a file
-planted beside an input can never make a reader move anything else."""
+planted beside an input can never make a reader move anything else. Also the folder sync after a
+rename that model_file's writers use, as util/files.cpp's sync_folder."""
+import errno
 import os
 import re
 import stat
@@ -55,15 +57,24 @@ def _read(fd):
     return data
 
 
-def _sync_folder(folder):
+def _sync(fd, name):
+    """fsync, where the file system has it (EINVAL: some network and FUSE ones do not)."""
     try:
-        fd = os.open(folder or b".", os.O_RDONLY | os.O_DIRECTORY)
+        os.fsync(fd)
+    except OSError as e:
+        if e.errno != errno.EINVAL:
+            raise OSError(e.errno, f"cannot sync: {e.strerror}", name) from None
+
+
+def _sync_folder(folder):
+    """Syncs a folder after a rename in it, so that the new name survives a crash: as
+    util/files.cpp's sync_folder (a folder that cannot be opened to read is left as it is)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return
     try:
-        os.fsync(fd)
-    except OSError:
-        pass  # a file system without directory sync: the rename stands
+        _sync(fd, folder)
     finally:
         os.close(fd)
 
@@ -123,7 +134,7 @@ def complete_interrupted_commit(path):
                 raise RuntimeError(f"{os.fsdecode(path)}: cannot finish the renames an interrupted run listed "
                                    f"in its lock file: {os.fsdecode(temp)!r} to {os.fsdecode(target)!r}: "
                                    f"{e.strerror}") from None
-            _sync_folder(os.path.dirname(target))
+            _sync_folder(os.path.dirname(target) or b".")
         for _, target in renames:  # done: the lock files go, as the run would have removed them
             try:
                 os.unlink(target + b".lock")
