@@ -5,6 +5,7 @@
 #include "cli_options.h"
 #include "run/evaluate/evaluate.h"
 #include "run/evaluate/uci.h"
+#include "util/option_cli.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {

@@ -5,6 +5,7 @@
 #include "run/gen_moves/gen_moves.h"
 #include "run/gen_moves/perft.h"
 #include "run/gen_moves/positions.h"
+#include "util/option_cli.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {

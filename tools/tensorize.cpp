@@ -5,6 +5,7 @@
 #include "run/tensorize/merge.h"
 #include "run/tensorize/options.h"
 #include "run/tensorize/tensorize.h"
+#include "util/option_cli.h"
 #include "util/tool_main.h"
 
 int main(int argc, char** argv) {

@@ -5,6 +5,7 @@
 #include "cli_options.h"
 #include "run/train/run_train.h"
 #include "util/files.h"
+#include "util/option_cli.h"
 #include "util/stop_request.h"
 #include "util/tool_main.h"
 

@@ -11,7 +11,7 @@
 
 #include "compute/choices.h"
 #include "run/threads_option.h"
-#include "util/option_table.h"
+#include "util/option_cli.h"
 
 namespace legalnet::run {
 

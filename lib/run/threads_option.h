@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "util/option_table.h"
+#include "util/option_cli.h"
 
 namespace legalnet::run {
 

@@ -20,6 +20,7 @@
 #include "train/fixtures.h"
 #include "train/metrics.h"
 #include "train/training_data.h"
+#include "util/option_cli.h"
 
 namespace legalnet::run {
 namespace {

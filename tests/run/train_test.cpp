@@ -31,6 +31,7 @@
 #include "train/tensorboard.h"
 #include "util/choices.h"
 #include "util/error.h"
+#include "util/option_cli.h"
 
 namespace legalnet::run {
 namespace {

@@ -1,6 +1,6 @@
 // The option table (util/option_table.h): one row declares the parser's option, its range for
 // validate(), the JSON key it is recorded under and whether --resume keeps it.
-#include "util/option_table.h"
+#include "util/option_cli.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,7 @@
 #include "run/evaluate/options.h"
 
 #include "run/device_rows.h"
+#include "util/option_cli.h"
 
 namespace legalnet::run {
 namespace {

@@ -11,7 +11,7 @@
 #include "compute/choices.h"
 #include "eval/games.h"
 #include "util/choices.h"
-#include "util/option_table.h"
+#include "util/option_table_fwd.h"
 
 namespace legalnet::run {
 

@@ -4,6 +4,7 @@
 
 #include "encode/encode.h"
 #include "run/report_file.h"
+#include "util/option_table.h"
 #include "util/provenance.h"
 #include "util/stats.h"
 

@@ -9,6 +9,7 @@
 #include "eval/uci.h"
 #include "run/evaluate/prediction.h"
 #include "util/error.h"
+#include "util/option_table.h"
 #include "util/provenance.h"
 #include "util/text.h"
 

@@ -5,6 +5,7 @@
 #include "games/material_class.h"
 #include "run/threads_option.h"
 #include "util/error.h"
+#include "util/option_cli.h"
 
 namespace legalnet::run {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "util/option_table.h"
+#include "util/option_table_fwd.h"
 
 namespace legalnet::run {
 

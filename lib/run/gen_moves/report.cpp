@@ -4,6 +4,7 @@
 #include <string>
 
 #include "util/console.h"
+#include "util/option_table.h"
 #include "util/progress.h"
 #include "util/provenance.h"
 

@@ -4,6 +4,7 @@
 
 #include "run/threads_option.h"
 #include "util/error.h"
+#include "util/option_cli.h"
 
 namespace legalnet::run {
 

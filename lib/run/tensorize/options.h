@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "data/dataset_merge.h"
-#include "util/option_table.h"
+#include "util/option_table_fwd.h"
 
 namespace legalnet::run {
 

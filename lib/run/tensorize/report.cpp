@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "util/console.h"
+#include "util/option_table.h"
 #include "util/progress.h"
 #include "util/provenance.h"
 

@@ -10,6 +10,7 @@
 #include "run/train/schedule.h"
 #include "util/choices.h"
 #include "util/error.h"
+#include "util/option_cli.h"
 
 namespace legalnet::run {
 namespace {

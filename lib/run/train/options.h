@@ -16,7 +16,7 @@
 #include "train/run_folder.h"
 #include "train/training_data.h"
 #include "util/choices.h"
-#include "util/option_table.h"
+#include "util/option_table_fwd.h"
 
 namespace legalnet::run {
 

@@ -23,6 +23,7 @@
 #include "util/console.h"
 #include "util/error.h"
 #include "util/files.h"
+#include "util/option_table.h"
 #include "util/provenance.h"
 
 namespace legalnet::run {
