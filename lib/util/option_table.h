@@ -1,8 +1,10 @@
 // One declaration per option (lc0's OptionId is the model): a row holds the flag, the field it
 // sets, the key options.json and report.json record it under, its range or choice table, its
 // help text and whether --resume must keep it. Everything else reads the rows: the command-line
-// parser and --help (CLI11, bound in util/option_cli.h), validate() for callers that fill the struct themselves, the
-// JSON a run records and the list the resume check compares. A new option is one row plus its use.
+// parser and --help (CLI11), validate() for callers that fill the struct themselves, the JSON a
+// run records and the list the resume check compares. A new option is one row plus its use.
+// This header holds the rows and what reads them without the parser; the builders below (Rows)
+// and Table::add_to are in util/option_cli.h, which the sources that declare a table include.
 //
 //   using R = options::Rows<TrainOptions>;
 //   const options::Table<TrainOptions> TABLE{"train", {
