@@ -77,7 +77,7 @@ void segment_scalar(const uint32_t* x_pairs, const uint32_t* g_pairs, int64_t pa
 bool cpu_has_avx512_bf16() {
   static const bool has = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bf16") != 0;
+    return __builtin_cpu_supports("avx512bf16") != 0 && onednn_allows(CpuFeature::AVX512_BF16);
   }();
   return has;
 }
@@ -85,7 +85,7 @@ bool cpu_has_avx512_bf16() {
 bool cpu_has_amx_bf16() {
   static const bool has = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("amx-bf16") != 0;
+    return __builtin_cpu_supports("amx-bf16") != 0 && onednn_allows(CpuFeature::AMX_BF16);
   }();
   return has;
 }

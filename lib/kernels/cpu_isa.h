@@ -15,7 +15,14 @@ BoardIsa board_isa();
 // Tests run every lower instruction set on a CPU that has more.
 void board_isa_cap(BoardIsa cap);
 
-// Whether this CPU has AVX512-BF16 (vdpbf16ps), and whether it has AMX-BF16 (cpuid).
+// The bf16 units a CPU may have.
+enum class CpuFeature { AVX512_BF16, AMX_BF16 };
+// Whether ONEDNN_MAX_CPU_ISA leaves oneDNN that unit (unset or ALL: every one): an imitated
+// AVX2-only CPU has neither, so nothing here picks bf16 for it.
+bool onednn_allows(CpuFeature feature);
+
+// Whether this CPU has AVX512-BF16 (vdpbf16ps), and whether it has AMX-BF16 (cpuid), each as
+// ONEDNN_MAX_CPU_ISA allows (onednn_allows).
 bool cpu_has_avx512_bf16();
 bool cpu_has_amx_bf16();
 // Whether the bf16 weight gradient runs here: AVX512-BF16, not capped below AVX-512.

@@ -44,14 +44,18 @@ constexpr int LANES = 4, ROWS = 4;
 
 std::atomic<int> isa_cap{int(BoardIsa::AVX512)};
 
-// Whether ONEDNN_MAX_CPU_ISA (oneDNN's names: SSE41, AVX, AVX2, AVX2_VNNI, AVX512_CORE, ...,
-// ALL) keeps oneDNN below AVX-512.
-bool onednn_below_avx512() {
+// ONEDNN_MAX_CPU_ISA in capitals (oneDNN's names: SSE41, AVX, AVX2, AVX2_VNNI, AVX512_CORE,
+// AVX512_CORE_BF16, AVX512_CORE_AMX, ..., ALL), or "" where it is not set.
+std::string onednn_max_isa() {
   const char* isa = std::getenv("ONEDNN_MAX_CPU_ISA");
-  if (isa == nullptr || *isa == 0) return false;
-  std::string s(isa);
+  std::string s(isa == nullptr ? "" : isa);
   for (char& ch : s) ch = char(std::toupper(static_cast<unsigned char>(ch)));
-  return s.rfind("AVX512", 0) != 0 && s.rfind("AVX10", 0) != 0 && s != "ALL" && s != "DEFAULT";
+  return s == "DEFAULT" ? "ALL" : s;
+}
+
+bool onednn_below_avx512() {
+  const std::string s = onednn_max_isa();
+  return !s.empty() && s.rfind("AVX512", 0) != 0 && s.rfind("AVX10", 0) != 0 && s != "ALL";
 }
 
 BoardIsa cpu_isa() {
@@ -73,6 +77,14 @@ const char* board_isa_name(BoardIsa isa) {
     case BoardIsa::BASELINE: break;
   }
   return "SSE";
+}
+
+bool onednn_allows(CpuFeature feature) {
+  const std::string s = onednn_max_isa();
+  if (s.empty() || s == "ALL") return true;
+  const bool amx = s.find("AMX") != std::string::npos;
+  if (feature == CpuFeature::AMX_BF16) return amx;
+  return amx || s.rfind("AVX10", 0) == 0 || s.find("BF16") != std::string::npos || s.find("FP16") != std::string::npos;
 }
 
 BoardIsa board_isa() { return BoardIsa(std::min(int(cpu_isa()), isa_cap.load())); }

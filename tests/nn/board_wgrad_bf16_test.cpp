@@ -5,6 +5,9 @@
 
 #include <ATen/Parallel.h>
 
+#include <cstdlib>
+#include <string>
+
 #include <fmt/core.h>
 
 #include "compute/arithmetic.h"
@@ -150,6 +153,38 @@ TEST(BoardConvBf16, AutoTakesItWhereItIsMeasuredFaster) {
   EXPECT_EQ(resolve_kernels(Kernels::AUTO, torch::Device(torch::kCUDA, 0), Precision::BF16), Kernels::TORCH);
   EXPECT_EQ(resolve_kernels(Kernels::TORCH, torch::kCPU, Precision::BF16), Kernels::TORCH);
   EXPECT_EQ(resolve_kernels(Kernels::BOARD, torch::kCPU, Precision::BF16), Kernels::BOARD);
+}
+
+}  // namespace
+}  // namespace legalnet::nn
+
+namespace legalnet::nn {
+namespace {
+
+// ONEDNN_MAX_CPU_ISA, the way this project imitates an older CPU, takes the bf16 units away from
+// --precision auto as it takes them from oneDNN: an imitated AVX2-only CPU with AMX trained in
+// emulated bf16 at a thirtieth of its fp32 rate before.
+TEST(CpuIsa, OnednnMaxCpuIsaTakesTheBf16UnitsAway) {
+  const char* before = std::getenv("ONEDNN_MAX_CPU_ISA");
+  const std::string saved = before ? before : "";
+  const auto allows = [](const char* isa, CpuFeature f) {
+    if (isa) setenv("ONEDNN_MAX_CPU_ISA", isa, 1);
+    else unsetenv("ONEDNN_MAX_CPU_ISA");
+    return onednn_allows(f);
+  };
+  for (const CpuFeature f : {CpuFeature::AVX512_BF16, CpuFeature::AMX_BF16}) {
+    EXPECT_TRUE(allows(nullptr, f));
+    EXPECT_TRUE(allows("ALL", f));
+    EXPECT_TRUE(allows("default", f));
+    EXPECT_TRUE(allows("AVX512_CORE_AMX", f));
+    EXPECT_FALSE(allows("AVX2", f));
+    EXPECT_FALSE(allows("avx2_vnni", f));
+    EXPECT_FALSE(allows("AVX512_CORE", f));
+  }
+  EXPECT_TRUE(allows("AVX512_CORE_BF16", CpuFeature::AVX512_BF16));
+  EXPECT_FALSE(allows("AVX512_CORE_BF16", CpuFeature::AMX_BF16));
+  if (before) setenv("ONEDNN_MAX_CPU_ISA", saved.c_str(), 1);
+  else unsetenv("ONEDNN_MAX_CPU_ISA");
 }
 
 }  // namespace
