@@ -76,6 +76,7 @@ def runs(name):
         perft = ("perft", "--fen")
         for key, arg_lists in [("placements", [PLACEMENT_ARGS]),
                                ("placement_games", [PLACEMENT_GAMES_ARGS]),
+                               ("pressure_games", PRESSURE_GAMES_ARGS),
                                ("fen_round_trips", [ROUND_TRIP_ARGS + (f,) for f in round_trip_fens()]),
                                ("game_ends", [GAMES_ARGS]),
                                ("legal_moves", [perft + (b.fen(), "--depth", "2") for b in legal_boards()]),
@@ -87,6 +88,31 @@ def runs(name):
 # Random legal placements (gen_moves --start placement, and `gen_moves positions`).
 PLACEMENT_ARGS = ("positions", "--start", "placement", "--count", "3000", "--seed", "11", "--out", "-")
 PLACEMENT_GAMES_ARGS = ("--start", "placement", "--games", "60", "--seed", "5", "--out", "-")
+# Games whose every ply presses the opponent's king (gen_moves --pressure 1), from the standard
+# position and from placements.
+PRESSURE_GAMES_ARGS = [("--games", "20", "--seed", "8", "--pressure", "1", "--max-plies", "40", "--out", "-"),
+                       ("--start", "placement", "--games", "20", "--seed", "9", "--pressure", "1", "--max-plies", "20",
+                        "--out", "-")]
+
+
+def children(board):
+    """The positions after each legal move of `board`."""
+    for move in board.legal_moves:
+        child = board.copy(stack=False)
+        child.push(move)
+        yield child
+
+
+def king_pressure(board):
+    """games/random_game.h's king_pressure by python-chess: 8 a checker of the side to move, 2 a
+    pinned piece of it, 1 a square beside its king the opponent attacks with the king lifted off."""
+    us = board.turn
+    king = board.king(us)
+    pinned = sum(1 for sq in chess.SquareSet(board.occupied_co[us]) if sq != king and board.is_pinned(us, sq))
+    lifted = board.copy(stack=False)
+    lifted.remove_piece_at(king)
+    attacked = sum(1 for sq in chess.SquareSet(chess.BB_KING_ATTACKS[king]) if lifted.is_attacked_by(not us, sq))
+    return 8 * len(board.checkers()) + 2 * pinned + attacked
 
 
 def tearDownModule():
@@ -450,6 +476,29 @@ class PythonChessDiff(unittest.TestCase):
         self.assertEqual(len({tags["FEN"] for tags, _, _ in games}), 60)
         diffs = [p for tags, sans, result in games if (p := game_mismatch(tags, sans, result, max_plies=0))]
         self.assert_none(diffs, report("games from placements", ["  " + d for d in diffs], len(games)))
+
+    def test_pressure_games_press_hardest_at_every_ply(self):
+        """gen_moves --pressure 1: games by the rules where every move leaves the opponent's king
+        under the highest king_pressure any legal move gives, as python-chess counts it."""
+        misses, played = [], 0
+        for run, args in zip(runs("pressure_games"), PRESSURE_GAMES_ARGS):
+            games = parse_pgn(run.result())
+            self.assertEqual(len(games), 20)
+            max_plies = int(args[args.index("--max-plies") + 1])
+            diffs = [p for tags, sans, result in games if (p := game_mismatch(tags, sans, result, max_plies=max_plies))]
+            self.assert_none(diffs, report("pressure games", ["  " + d for d in diffs], len(games)))
+            for tags, sans, _ in games:
+                self.assertEqual(tags["White"], "random, pressure 1")
+                board = chess.Board(tags.get("FEN", chess.STARTING_FEN))
+                for san in sans:
+                    move = board.parse_san(san)
+                    best = max(king_pressure(child) for child in children(board))
+                    board.push(move)
+                    played += 1
+                    if king_pressure(board) != best:
+                        misses.append(f"  {board.peek().uci()} before {board.fen()}: {king_pressure(board)}, best {best}")
+        self.assertGreater(played, 500)
+        self.assert_none(misses, report("pressing moves", misses, played))
 
     def test_game_ends_of_300_random_games(self):
         """gen_moves's help says 'Games end by python-chess's is_game_over() rules'."""

@@ -4,6 +4,8 @@
 #include <future>
 #include <memory>
 
+#include <fmt/core.h>
+
 #include "games/game_start.h"
 #include "games/random_game.h"
 #include "pgn/pgn_writer.h"
@@ -32,17 +34,18 @@ struct PlayedBatch {
 PlayedBatch play_batch(const GenMovesOptions& options, const GameStarts& starts, uint64_t first, uint64_t last) {
   PlayedBatch batch;
   PgnTags tags;
+  const std::string mover = options.pressure > 0 ? fmt::format("random, pressure {}", options.pressure) : "random";
   for (uint64_t index = first; index < last; ++index) {
     GameRng rng(options.seed, index);
     const chess::Position start = starts.position(index, rng);
-    GameRecord game = play_random_game(start, rng, options.max_plies);
+    GameRecord game = play_random_game(start, rng, options.max_plies, options.pressure);
     const std::string result(chess::result_string(game.termination, game.final_side_to_move));
     tags.assign({{"Event", "legalnet random game"},
                  {"Site", "legalnet gen_moves"},
                  {"Date", "????.??.??"},
                  {"Round", std::to_string(index)},
-                 {"White", "random"},
-                 {"Black", "random"},
+                 {"White", mover},
+                 {"Black", mover},
                  {"Result", result},
                  {"Termination", termination_tag(game)},
                  {"Seed", std::to_string(options.seed)},

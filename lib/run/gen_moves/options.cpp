@@ -10,7 +10,8 @@
 namespace legalnet::run {
 
 const char* const GEN_MOVES_ABOUT =
-    "gen_moves: plays random legal chess games (each move uniform among the legal moves) and writes them as PGN.\n"
+    "gen_moves: plays random legal chess games (each move uniform among the legal moves, or with --pressure some\n"
+    "pressing the opponent's king) and writes them as PGN.\n"
     "Games end by python-chess's is_game_over() rules. The same --seed gives byte-identical output for any\n"
     "--threads; shard K of M holds the contiguous block of games [K*N/M, (K+1)*N/M).";
 const char* const PERFT_ABOUT = "Count the leaves of the legal move tree, in Stockfish's 'go perft' format";
@@ -40,6 +41,12 @@ const options::Table<GenMovesOptions>& gen_moves_options() {
           R::value(&O::max_plies, "--max-plies", "", "Stop a game after this many plies (Result '*'); 0: no limit")
               .show_default()
               .int_range(0, 100000),
+          R::value(&O::pressure, "--pressure", "pressure",
+                   "Share of plies (0 to 1) that play, instead of a uniform legal move, one after which the "
+                   "opponent's king is pressed hardest (checkers, pinned pieces, attacked squares beside it): games "
+                   "rich in the positions where check and pins decide the legal moves")
+              .show_default()
+              .range(0, 1),
           // report.json records --games here, after "start", as "games_in_run" (its "games" is the
           // shard's count): a fact the report gives.
           R::fact("games_in_run"),

@@ -18,6 +18,7 @@ struct GenMovesOptions {
   std::string start = "random";  // random | placement | a FEN/EPD list (games/game_start.h)
   std::string start_fen;         // with start "random": this position instead of the standard one
   int max_plies = 0;             // 0: play every game to its end
+  double pressure = 0;           // share of plies that press the opponent's king (games/random_game.h)
   int shard = 0;                 // this process makes shard `shard` of `num_shards`
   int num_shards = 1;
   bool quiet = false;
