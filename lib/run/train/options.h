@@ -40,13 +40,9 @@ inline constexpr std::array<Choice<DataMode>, 3> DATA_MODES{{
 // it times sqrt(rows / LR_BATCH), Adam's square-root rule. A schedule shorter than lr_steps steps
 // of LR_BATCH rows (--max-steps, or those --time-budget fixed, counted in the rows they read; 0:
 // the epochs decide) takes it times (lr_steps / those steps)^SHORT_SCHEDULE_POWER, at most
-// SHORT_SCHEDULE_MAX times (from about 10,000 steps of 256 down). Measured on the resnet 6x32
-// (docs/benchmarks.md, issue 32): at 10,607 steps of 256, 2e-2 against 1e-2 took clean games from
-// 94.5% to 97.7% and halved the illegal picks; 3e-2 there, and 3.2e-2 against 2.2e-2 at 8,835
-// steps, gave the same games and a third less mass on illegal moves off the random games' path
-// (placements, perft trees); at 3,000 steps each doubling up to 3.2e-2 lowered the loss (issue
-// 24). The same rows read as 17,670 steps of 128 at 2.26e-2 (the rule's) gave 98.7% clean games
-// against 95.7%; 4,859 steps of 512 at 4.5e-2 gave 91.8%.
+// SHORT_SCHEDULE_MAX times (from about 10,000 steps of 256 down). Why these constants: the
+// measurements of the rate against the schedule's length in docs/benchmarks.md
+// (#log-2026-11-28-short-schedule-rate, #log-2026-11-28-batch-128).
 inline constexpr int64_t LR_BATCH = 256;
 inline constexpr double SHORT_SCHEDULE_POWER = 1.28;
 inline constexpr double SHORT_SCHEDULE_MAX = 3.2;
@@ -67,8 +63,8 @@ struct TrainOptions {
   double max_time = 0;     // seconds of training; 0: no limit
   double time_budget = 0;  // minutes: max_steps fixed from a measured step rate before the run; 0: none
   std::string replan;      // "AT:STEPS,...": where the run's length changed (run/train/schedule.h); "": never
-  // 128: at equal time (as many rows read, 0.91-0.97x the rows a second) it took 1,200 games from
-  // 95.7% to 98.7% clean against 256 on a 2-core Cascade Lake (docs/benchmarks.md, issue 32).
+  // 128: twice the updates for the rows a budget reads beat 256 at equal time on 2 cores
+  // (docs/benchmarks.md#log-2026-11-28-batch-128).
   int batch_size = 128;
   double lr = 0;  // peak learning rate; 0: the architecture's (nn::ModelSpec's lr and policy_head)
   Optimizer optimizer = Optimizer::ADAM;

@@ -23,9 +23,9 @@ constexpr double PROBE_SECONDS = 3.0;
 // runs), and to the steps of a real run being slower than the probe's median step on one
 // synthetic batch (the loader shares the cores: 5-12% on 2 cores, docs/benchmarks.md).
 constexpr double STEP_SHARE = 0.85;
-// How much slower than the probe a long run's steps have gone: 6.6% and 8.6% in make all's two
-// runs on an imitated AVX2-only CPU (docs/benchmarks.md, issue 32), up to 11-23% on a noisy
-// hour. The announced time is a range from the probe's rate to this much slower.
+// How much slower than the probe a long run's steps may go (the loader shares the cores; measured
+// in docs/benchmarks.md#log-2026-11-28-budget-replan). The announced time is a range from the
+// probe's rate to this much slower.
 constexpr double RUN_SLOWDOWN = 1.15;
 
 }  // namespace
