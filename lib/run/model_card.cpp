@@ -116,10 +116,9 @@ void evaluation(const json* r, std::string& md) {
       const std::string name = std::filesystem::path(s.value("path", std::string())).filename().string();
       // The wrong sets counted: on a whole class the target is none, which 100.000% may hide.
       const json positions = card.value("positions", json()), exact = card.value("exact_sets", json());
-      const std::string wrong =
-          positions.is_number_unsigned() && exact.is_number_unsigned() && positions >= exact
-              ? fmt::format("{}", positions.get<uint64_t>() - exact.get<uint64_t>())
-              : "?";
+      const std::string wrong = positions.is_number_unsigned() && exact.is_number_unsigned() && positions >= exact
+                                    ? fmt::format("{}", positions.get<uint64_t>() - exact.get<uint64_t>())
+                                    : "?";
       md += fmt::format("| exact legal sets, {} | {}{} | {} positions, {} wrong |\n", name,
                         percent(card.value("exact_set_accuracy", 0.0), 3),
                         interval(card.value("exact_set_95ci", json()), 3), at(card, "/positions"), wrong);

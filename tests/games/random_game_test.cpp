@@ -16,11 +16,11 @@ TEST(KingPressure, CountsCheckersPinsAndAttackedSquaresBesideTheKing) {
   EXPECT_EQ(king_pressure(Position()), 0);
   // A rook checks from e2: 8 for the checker, 1 each for d2 and f2 (the king lifted, d1 and f1 stay free).
   EXPECT_EQ(king_pressure(Position("4k3/8/8/8/8/8/4r3/4K3 w - - 0 1")), 8 + 2);
-  // A bishop on b4 pins the knight on d2 to the king on e1; it attacks no square beside the king
-  // (the knight blocks d2, c3 is not beside it).
-  EXPECT_EQ(king_pressure(Position("4k3/8/8/8/1b6/8/3N4/4K3 w - - 0 1")), 2);
-  // Double check (knight d3, rook e8): 16, and the rook's file gives e2 (the king lifted: also
-  // e1's own square, not beside it); the knight attacks f2 and c1... of the squares beside e1: f2.
+  // A bishop on b4 pins the knight on d2 to the king on e1: 2, and d2 itself, beside the king,
+  // is a square the bishop attacks (defended squares count, whoever stands there): 1.
+  EXPECT_EQ(king_pressure(Position("4k3/8/8/8/1b6/8/3N4/4K3 w - - 0 1")), 2 + 1);
+  // Double check (the knight on d3, the rook on e8): 16; beside the king the rook's file gives e2
+  // and the knight f2 (python-chess agrees on all three: tests/chess/python_chess_diff.py).
   EXPECT_EQ(king_pressure(Position("k3r3/8/8/8/8/3n4/8/4K3 w - - 0 1")), 16 + 2);
 }
 

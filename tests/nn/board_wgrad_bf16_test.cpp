@@ -168,8 +168,10 @@ TEST(CpuIsa, OnednnMaxCpuIsaTakesTheBf16UnitsAway) {
   const char* before = std::getenv("ONEDNN_MAX_CPU_ISA");
   const std::string saved = before ? before : "";
   const auto allows = [](const char* isa, CpuFeature f) {
-    if (isa) setenv("ONEDNN_MAX_CPU_ISA", isa, 1);
-    else unsetenv("ONEDNN_MAX_CPU_ISA");
+    if (isa)
+      setenv("ONEDNN_MAX_CPU_ISA", isa, 1);
+    else
+      unsetenv("ONEDNN_MAX_CPU_ISA");
     return onednn_allows(f);
   };
   for (const CpuFeature f : {CpuFeature::AVX512_BF16, CpuFeature::AMX_BF16}) {
@@ -183,8 +185,10 @@ TEST(CpuIsa, OnednnMaxCpuIsaTakesTheBf16UnitsAway) {
   }
   EXPECT_TRUE(allows("AVX512_CORE_BF16", CpuFeature::AVX512_BF16));
   EXPECT_FALSE(allows("AVX512_CORE_BF16", CpuFeature::AMX_BF16));
-  if (before) setenv("ONEDNN_MAX_CPU_ISA", saved.c_str(), 1);
-  else unsetenv("ONEDNN_MAX_CPU_ISA");
+  if (before)
+    setenv("ONEDNN_MAX_CPU_ISA", saved.c_str(), 1);
+  else
+    unsetenv("ONEDNN_MAX_CPU_ISA");
 }
 
 }  // namespace

@@ -267,9 +267,10 @@ TEST(GenMoves, ReportJsonAndSummaryComeFromTheReport) {
   const nlohmann::ordered_json j = r.json();
   std::vector<std::string> keys;  // the options through the table's record(), in report.json's order
   for (const auto& [key, value] : j.items()) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"tool", "version", "command_line", "seed", "start", "games_in_run", "shard",
-                                            "num_shards", "first_game", "games", "plies", "mean_plies", "endings",
-                                            "seconds", "games_per_second", "plies_per_second"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"tool", "version", "command_line", "seed", "start", "pressure", "games_in_run",
+                                      "shard", "num_shards", "first_game", "games", "plies", "mean_plies", "endings",
+                                      "seconds", "games_per_second", "plies_per_second"}));
   EXPECT_EQ(j["games_in_run"], 90);
   EXPECT_EQ(j["first_game"], 30);
   EXPECT_EQ(j["endings"]["max plies"], 20);

@@ -92,7 +92,8 @@ void print_headline(const EvaluateReport& r) {
     // The wrong sets counted too: on a whole class of positions the target is none, which a share
     // rounded to 100.00% hides.
     const Proportion exact = row.exact();
-    fmt::print("  {:<44} {:<26} {} ({} wrong)\n", "exact legal sets", percent(exact, 2), where, exact.total - exact.count);
+    fmt::print("  {:<44} {:<26} {} ({} wrong)\n", "exact legal sets", percent(exact, 2), where,
+               exact.total - exact.count);
     fmt::print("  {:<44} {:<26} {}\n", "  mass on illegal moves",
                percent(row.mean_illegal_mass(), row.illegal_mass_interval(), 3), where);
     fmt::print("  {:<44} {:<26} {}\n", "  sampled picks illegal", percent(row.sampled_illegal, 3), where);
