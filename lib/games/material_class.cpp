@@ -14,15 +14,15 @@ namespace {
 
 using namespace chess;
 
-constexpr std::string_view LETTERS = "PNBRQpnbrq";  // the FEN letters of NON_KING_PIECES
+constexpr std::string_view PIECE_LETTERS = "PNBRQpnbrq";  // the FEN letters of NON_KING_PIECES
 constexpr const auto& PIECES = NON_KING_PIECES;
-static_assert(LETTERS.size() == PIECES.size());
+static_assert(PIECE_LETTERS.size() == PIECES.size());
 constexpr size_t MAX_PIECES = 2;
 
 std::string class_name(const std::vector<Piece>& pieces) {
   std::string white = "K", black = "K";
   for (Piece p : pieces) {
-    const char letter = LETTERS[size_t(std::find(PIECES.begin(), PIECES.end(), p) - PIECES.begin())];
+    const char letter = PIECE_LETTERS[size_t(std::find(PIECES.begin(), PIECES.end(), p) - PIECES.begin())];
     (color_of(p) == WHITE ? white : black) += char(std::toupper(letter));
   }
   return white + "v" + black;
@@ -48,7 +48,7 @@ std::vector<MaterialClass> material_classes(std::string_view spec) {
       choices.push_back({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
       continue;
     }
-    const size_t i = LETTERS.find(c);
+    const size_t i = PIECE_LETTERS.find(c);
     if (i == std::string_view::npos) bad(std::string("'") + c + "' is not a piece letter (PNBRQ pnbrq, or ?)");
     choices.push_back({i});
   }

@@ -19,10 +19,10 @@ std::shared_ptr<PolicyNet> make_attention(const ModelConfig& c);
 
 namespace {
 
-constexpr double SQUARES = 64;
+constexpr double BOARD_SQUARES = 64;
 double input_floats(const ModelConfig& c) { return c.input_planes(); }
 double outputs(const ModelConfig& c) { return c.geometric_head ? encode::GEOMETRIC_INDICES : encode::MOVE_INDICES; }
-double conv3x3_flops(double from, double to) { return 2 * SQUARES * from * to * 9; }
+double conv3x3_flops(double from, double to) { return 2 * BOARD_SQUARES * from * to * 9; }
 std::string with_inputs(const ModelConfig& c) {
   return c.inputs == encode::InputKind::PLANES ? "" : std::string(" +") + c.inputs_name();
 }
@@ -36,7 +36,7 @@ const ModelSpec MLP{
     {.hidden = 4096},
     {.hidden = "hidden width"},
     false,
-    [](const ModelConfig& c) { return 2 * (input_floats(c) * SQUARES * c.hidden + c.hidden * outputs(c)); },
+    [](const ModelConfig& c) { return 2 * (input_floats(c) * BOARD_SQUARES * c.hidden + c.hidden * outputs(c)); },
     [](const ModelConfig& c) {
       return int64_t(c.input_planes()) * 64 * c.hidden + int64_t(c.hidden) * int64_t(outputs(c));
     },
@@ -53,7 +53,7 @@ const ModelSpec CONV{
     [](const ModelConfig& c) {
       const double d = c.channels;
       return conv3x3_flops(input_floats(c), d) + (c.blocks - 1) * conv3x3_flops(d, d) +
-             2 * (d * SQUARES * c.hidden + c.hidden * outputs(c));
+             2 * (d * BOARD_SQUARES * c.hidden + c.hidden * outputs(c));
     },
     [](const ModelConfig& c) {
       const int64_t in = c.input_planes(), d = c.channels, ff = c.hidden;
@@ -72,11 +72,13 @@ const ModelSpec RESNET{
     [](const ModelConfig& c) {
       const double d = c.channels;
       // Line mixing is one [64 x 64] matrix per channel applied densely (nn/models.h: LineMixing).
-      const double lines = c.mixing == Mixing::LINES ? 2 * SQUARES * SQUARES * d : 0;
+      const double lines = c.mixing == Mixing::LINES ? 2 * BOARD_SQUARES * BOARD_SQUARES * d : 0;
       // The pairs head: a 1x1 convolution to a query and a key per square, their 64 x 64 products.
-      const double pairs = c.policy_head == PolicyHead::PAIRS ? 2 * SQUARES * d * 2 * d + 2 * SQUARES * SQUARES * d : 0;
-      return conv3x3_flops(input_floats(c), d) + c.blocks * (2.0 * conv3x3_flops(d, d) + lines) + 2 * SQUARES * d * 64 +
-             pairs;
+      const double pairs = c.policy_head == PolicyHead::PAIRS
+                               ? 2 * BOARD_SQUARES * d * 2 * d + 2 * BOARD_SQUARES * BOARD_SQUARES * d
+                               : 0;
+      return conv3x3_flops(input_floats(c), d) + c.blocks * (2.0 * conv3x3_flops(d, d) + lines) +
+             2 * BOARD_SQUARES * d * 64 + pairs;
     },
     [](const ModelConfig& c) {
       const int64_t in = c.input_planes(), d = c.channels;
@@ -104,10 +106,10 @@ const ModelSpec ATTENTION{ModelKind::ATTENTION,
                           true,
                           [](const ModelConfig& c) {
                             const double d = c.channels, hidden = c.hidden;
-                            const double per_layer =
-                                2 * SQUARES * (3 * d * d + d * d + 2 * d * hidden) + 2 * 2 * SQUARES * SQUARES * d;
-                            return 2 * SQUARES * input_floats(c) * d + c.blocks * per_layer + 2 * SQUARES * 2 * d * d +
-                                   2 * SQUARES * SQUARES * d;
+                            const double per_layer = 2 * BOARD_SQUARES * (3 * d * d + d * d + 2 * d * hidden) +
+                                                     2 * 2 * BOARD_SQUARES * BOARD_SQUARES * d;
+                            return 2 * BOARD_SQUARES * input_floats(c) * d + c.blocks * per_layer +
+                                   2 * BOARD_SQUARES * 2 * d * d + 2 * BOARD_SQUARES * BOARD_SQUARES * d;
                           },
                           [](const ModelConfig& c) {
                             const int64_t in = c.input_planes(), d = c.channels, ff = c.hidden;
