@@ -493,10 +493,11 @@ class PythonChessDiff(unittest.TestCase):
                 for san in sans:
                     move = board.parse_san(san)
                     best = max(king_pressure(child) for child in children(board))
+                    before = board.fen()
                     board.push(move)
                     played += 1
-                    if king_pressure(board) != best:
-                        misses.append(f"  {board.peek().uci()} before {board.fen()}: {king_pressure(board)}, best {best}")
+                    if (pressure := king_pressure(board)) != best:
+                        misses.append(f"  {move.uci()} from {before}: pressure {pressure}, best {best}")
         self.assertGreater(played, 500)
         self.assert_none(misses, report("pressing moves", misses, played))
 

@@ -31,13 +31,18 @@ struct Played {
   int plies = 0;
 };
 
+std::string uci_moves(const GameRecord& record) {
+  std::string s;
+  for (const Move m : record.moves) s += to_uci(m) + " ";
+  return s;
+}
+
 Played play(uint64_t seed, uint64_t game, double pressure) {
   GameRng rng(seed, game);
   const GameRecord record = play_random_game(Position(), rng, 60, pressure);
-  Played p;
+  Played p{uci_moves(record)};
   Position pos;
   for (const Move m : record.moves) {
-    p.moves += to_uci(m) + " ";
     pos.do_move(m);
     p.checks += pos.in_check();
     ++p.plies;
@@ -73,11 +78,7 @@ TEST(PressureMover, PressureZeroIsTheUniformGameAndPressureGivesChecks) {
   int uniform_checks = 0, uniform_plies = 0, pressed_checks = 0, pressed_plies = 0;
   for (uint64_t game = 0; game < 50; ++game) {
     GameRng rng(3, game);
-    EXPECT_EQ(play(3, game, 0.0).moves, [&] {
-      std::string s;
-      for (const Move m : play_random_game(Position(), rng, 60).moves) s += to_uci(m) + " ";
-      return s;
-    }());
+    EXPECT_EQ(play(3, game, 0.0).moves, uci_moves(play_random_game(Position(), rng, 60)));
     const Played uniform = play(3, game, 0.0), pressed = play(3, game, 0.5);
     uniform_checks += uniform.checks;
     uniform_plies += uniform.plies;
