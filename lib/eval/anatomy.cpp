@@ -64,7 +64,7 @@ uint32_t kinds_of(const Position& pos, int index, Bitboard pinned) {
   uint32_t k = 0;
   if (p == NO_PIECE || color_of(p) != pos.side_to_move()) return pos.in_check() ? 1u << CHECK_EVASION : 0u;
   const PieceType pt = type_of(p);
-  k |= 1u << (PAWN_MOVE + pt - PAWN);
+  k |= 1u << (int(PAWN_MOVE) + int(pt) - int(PAWN));
   const Piece target = pos.piece_on(to);
   const bool ep = pt == PAWN && to == pos.ep_square();
   if ((target != NO_PIECE && color_of(target) != pos.side_to_move()) || ep) k |= 1u << CAPTURE;

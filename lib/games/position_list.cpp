@@ -27,7 +27,7 @@ std::string fen_fields(std::string_view line) {
   size_t keep = std::min<size_t>(fields.size(), 4);
   if (fields.size() >= 6 && is_number(fields[4]) && is_number(fields[5])) keep = 6;
   std::string fen;
-  for (size_t f = 0; f < keep; ++f) fen += (f ? " " : "") + std::string(fields[f]);
+  for (size_t f = 0; f < keep; ++f) fen += fmt::format("{}{}", f ? " " : "", fields[f]);
   return fen;
 }
 

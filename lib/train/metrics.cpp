@@ -79,13 +79,13 @@ constexpr MetricsColumn METRICS_COLUMNS[] = {
 
 std::string metrics_header() {
   std::string line;
-  for (const auto& c : METRICS_COLUMNS) line += (line.empty() ? "" : ",") + std::string(c.name);
+  for (const auto& c : METRICS_COLUMNS) line += fmt::format("{}{}", line.empty() ? "" : ",", c.name);
   return line + "\n";
 }
 
 std::string metrics_line(const MetricsRow& row) {
   std::string line;
-  for (const auto& c : METRICS_COLUMNS) line += (line.empty() ? "" : ",") + c.format(row);
+  for (const auto& c : METRICS_COLUMNS) line += fmt::format("{}{}", line.empty() ? "" : ",", c.format(row));
   return line + "\n";
 }
 

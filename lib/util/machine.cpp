@@ -1,5 +1,6 @@
 #include "util/machine.h"
 
+#include <fmt/core.h>
 #include <sched.h>
 
 #include <fstream>
@@ -24,10 +25,10 @@ std::string cpuinfo_field(const std::string& key) {
 std::string cpu_model_name() { return cpuinfo_field("model name"); }
 
 std::string cpu_description() {
-  std::string flags = " " + cpuinfo_field("flags") + " ", isa;
+  const std::string flags = fmt::format(" {} ", cpuinfo_field("flags"));
+  std::string isa;
   for (const char* flag : {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16"})
-    if (flags.find(std::string(" ") + flag + " ") != std::string::npos)
-      isa += (isa.empty() ? "" : " ") + std::string(flag);
+    if (flags.find(fmt::format(" {} ", flag)) != std::string::npos) isa += fmt::format("{}{}", isa.empty() ? "" : " ", flag);
   cpu_set_t set;
   const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
   const std::string model = cpu_model_name();

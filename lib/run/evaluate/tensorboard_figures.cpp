@@ -1,5 +1,6 @@
 #include "run/evaluate/tensorboard_figures.h"
 
+#include <fmt/core.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,7 +69,7 @@ std::vector<tb::Scalar> tensorboard_scalars(const EvaluateReport& r) {
     const std::string file = std::filesystem::path(set.path).filename().string();
     const size_t dot = file.find('.');
     std::string name = tag_part(dot == 0 || dot == std::string::npos ? file : file.substr(0, dot));
-    if (const int n = ++seen[name]; n > 1) name += "_" + std::to_string(n);
+    if (const int n = ++seen[name]; n > 1) name += fmt::format("_{}", n);
     const eval::SituationRow& row = set.situations.rows[eval::WITH_LEGAL_MOVE];
     if (row.positions == 0) continue;
     out.push_back({"eval/exact_sets/" + name, float(row.exact().value())});

@@ -208,7 +208,8 @@ TrainReport run_train(const TrainOptions& given) {
                     .warmup = o.warmup,
                     .min_lr_ratio = o.min_lr_ratio,
                     .first_steps = plan.steps,
-                    .replans = parse_replans(o.replan)};
+                    .replans = parse_replans(o.replan),
+                    .peak_for = {}};
   if (given.lr == 0)
     schedule.peak_for = [kind = model.kind, step_rows](int64_t steps) { return default_lr(kind, steps, step_rows); };
   check_replans(schedule, epoch_steps);
