@@ -155,15 +155,39 @@ class GatheredBce : public torch::autograd::Function<GatheredBce> {
 
 }  // namespace
 
+namespace {
+
+// RulesTerm's addition to the loss, from the head's logits.
+torch::Tensor rules_loss(const PolicyNet::Gathered& g, const RulesTerm& rules) {
+  if (!g.rules.defined() || !rules.targets.defined() || g.rules.sizes() != rules.targets.sizes())
+    throw Error("training_loss: --rules-weight needs a resnet with the rules head and rule planes in the batch");
+  const double rows = double(g.rules.size(0));
+  return torch::binary_cross_entropy_with_logits(g.rules.to(torch::kFloat32), rules.targets, {}, {},
+                                                 at::Reduction::Sum) *
+         (rules.weight / (rows * double(encode::MOVE_INDICES)));
+}
+
+}  // namespace
+
 torch::Tensor training_loss(PolicyNet& net, const torch::Tensor& planes, const torch::Tensor& targets,
-                            Precision precision) {
-  if (!planes.device().is_cpu()) return policy_loss(forward_trained_logits(net, planes, targets, precision));
+                            Precision precision, const RulesTerm& rules) {
+  const bool with_rules = rules.weight > 0;
+  if (!planes.device().is_cpu() && !with_rules)
+    return policy_loss(forward_trained_logits(net, planes, targets, precision));
   PolicyNet::Gathered g;
   {
     AutocastScope autocast(precision, planes.device());
     g = net.forward_gathered(in_net_layout(net, planes));
   }
-  return gathered_loss(g, targets, net.trained_moves(planes.device()));
+  const auto& moves = net.trained_moves(planes.device());
+  torch::Tensor loss;
+  if (planes.device().is_cpu()) {
+    loss = gathered_loss(g, targets, moves);
+  } else {
+    const int64_t fixed_off = encode::MOVE_INDICES - moves.numel();
+    loss = policy_loss({g.trained().to(torch::kFloat32), fixed_off ? targets.index_select(1, moves) : targets, fixed_off});
+  }
+  return with_rules ? loss + rules_loss(g, rules) : loss;
 }
 
 torch::Tensor gathered_loss(const PolicyNet::Gathered& g, const torch::Tensor& targets, const torch::Tensor& moves) {

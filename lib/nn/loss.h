@@ -36,8 +36,16 @@ torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduc
 // the gather, the cast, torch's BCE and their backward scatter (about 10 of torch's nodes, 4-5
 // ms of the default's 50 ms bf16 step on 2 Zen 4 cores; docs/benchmarks.md). Each row's loss is summed in double and
 // the rows in order: the same value for any thread count. On CUDA: the composition of torch's ops.
+// With `rules` (a resnet with the rules head, train --rules-weight), the head's BCE against the
+// rule planes rules.targets ([B,3,8,8], encode/attack_planes.h in the inputs' frame), summed over
+// its 192 values a row, divided by the same B x 4096 and times rules.weight, is added: at weight 1
+// each rule value weighs as much as one move index.
+struct RulesTerm {
+  torch::Tensor targets;
+  double weight = 0;
+};
 torch::Tensor training_loss(PolicyNet& net, const torch::Tensor& planes, const torch::Tensor& targets,
-                            Precision precision);
+                            Precision precision, const RulesTerm& rules = {});
 
 // Its CPU half, after the forward pass: the mean BCE of the gathered logits (fp32 or bf16, on
 // the CPU) against the targets (float [B,4096]) at the trained move indices `moves`

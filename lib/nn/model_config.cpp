@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "encode/attack_planes.h"
 #include "encode/encode.h"
 #include "util/choices.h"
 #include "util/error.h"
@@ -82,12 +83,14 @@ const ModelSpec RESNET{
     },
     [](const ModelConfig& c) {
       const int64_t in = c.input_planes(), d = c.channels;
-      return in * 9 * d + c.blocks * 2 * 9 * d * d + d * 64 + (c.policy_head == PolicyHead::PAIRS ? 2 * d * d : 0);
+      return in * 9 * d + c.blocks * 2 * 9 * d * d + d * 64 + (c.policy_head == PolicyHead::PAIRS ? 2 * d * d : 0) +
+             (c.rules_head ? d * encode::ATTACK_PLANES : 0);
     },
     [](const ModelConfig& c) {
       return "resnet " + size_of(c) + (c.squeeze_excitation ? " se" : "") +
              (c.mixing == Mixing::NONE ? "" : std::string(" ") + c.mixing_name()) +
-             (c.policy_head == PolicyHead::TYPES ? "" : std::string(" ") + c.policy_head_name()) + with_inputs(c);
+             (c.policy_head == PolicyHead::TYPES ? "" : std::string(" ") + c.policy_head_name()) +
+             (c.rules_head ? " rules" : "") + with_inputs(c);
     },
     make_resnet,
     true,
@@ -170,6 +173,8 @@ ModelConfig ModelConfig::resolved() const {
     throw Error("policy head 'auto' is train's choice (--policy-head), not a model's: types or pairs");
   if (c.policy_head != PolicyHead::TYPES && c.kind != ModelKind::RESNET)
     throw Error(std::string("policy head '") + c.policy_head_name() + "' is a resnet option, not " + spec.name + "'s");
+  if (c.rules_head && c.kind != ModelKind::RESNET)
+    throw Error(std::string("the rules head is a resnet option, not ") + spec.name + "'s");
   if (c.kind == ModelKind::ATTENTION && c.channels % c.heads != 0)
     throw Error("attention: --channels " + std::to_string(c.channels) + " must be a multiple of --heads " +
                 std::to_string(c.heads));
@@ -191,6 +196,7 @@ std::string ModelConfig::to_json() const {
   j["mixing"] = mixing_name();
   j["policy_head"] = policy_head_name();
   j["input_kind"] = inputs_name();
+  if (rules_head) j["rules_head"] = true;  // files without it: the net without the head
   return j.dump();
 }
 
@@ -220,6 +226,7 @@ constexpr ConfigKey CONFIG_KEYS[] = {
     // (the predecessor's planes then): from_json reads "inputs" in its place.
     {"input_kind", KeyType::STRING, "\"planes\""},
     {"inputs", KeyType::STRING, "\"planes\""},
+    {"rules_head", KeyType::BOOL, "false"},  // nets trained without train --rules-weight
 };
 
 // A size of the config: an integer (not 1.0, not true) in 0..65536, the largest of MAX_SIZES;
@@ -272,6 +279,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.inputs = encode::parse_input_kind(v[j.contains("input_kind") ? "input_kind" : "inputs"].get<std::string>());
   c.mixing = find_choice(MIXINGS, v["mixing"].get<std::string>(), "mixing").value;
   c.policy_head = find_choice(POLICY_HEADS, v["policy_head"].get<std::string>(), "policy head").value;
+  c.rules_head = v["rules_head"].get<bool>();
   return c.resolved();
 }
 

@@ -103,6 +103,10 @@ struct ModelConfig {
   bool squeeze_excitation = false;             // resnet: SE in every block
   Mixing mixing = Mixing::NONE;                // resnet: MIXINGS
   PolicyHead policy_head = PolicyHead::TYPES;  // resnet: POLICY_HEADS (never AUTO once resolved)
+  // resnet: a 1x1 head on the tower that predicts the 3 rule planes of encode/attack_planes.h
+  // (attacked squares, pins, check lines) from the position alone, trained by train's
+  // --rules-weight; no prediction reads it (the net's inputs stay the position).
+  bool rules_head = false;
   // mlp / conv: a final layer of the 1792 possibly-legal outputs only, the other 2304 fixed off
   // (resnet always does this through its move-type head).
   bool geometric_head = true;

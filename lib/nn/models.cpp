@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "compute/arithmetic.h"
+#include "encode/attack_planes.h"
 #include "encode/encode.h"
 #include "kernels/kernels.h"
 #include "util/error.h"
@@ -228,6 +229,8 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
   if (c.policy_head == PolicyHead::PAIRS)
     pairs = register_module("pairs",
                             torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 2 * c.channels, 1).bias(false)));
+  if (c.rules_head)
+    rules = register_module("rules", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, encode::ATTACK_PLANES, 1)));
   train_geometric_moves_only();
 }
 
@@ -276,6 +279,7 @@ PolicyNet::Gathered ResNetImpl::head_forward(const torch::Tensor& tower_out) {
     g.extra = pair_scores(tower_out);
     g.extra_columns = trained_moves(tower_out.device());
   }
+  if (rules && is_training()) g.rules = rules(tower_out);
   return g;
 }
 

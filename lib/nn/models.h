@@ -44,6 +44,9 @@ class PolicyNet : public torch::nn::Module {
   struct Gathered {
     torch::Tensor scores, columns;
     torch::Tensor extra = {}, extra_columns = {};  // undefined for one source
+    // A resnet with the rules head, in training: its logits of the 3 rule planes [B,3,8,8]
+    // (encode/attack_planes.h, in the inputs' frame); undefined otherwise.
+    torch::Tensor rules = {};
     // The trained logits [B,K] composed by torch's ops (evaluation, CUDA, tests).
     torch::Tensor trained() const;
   };
@@ -165,6 +168,7 @@ struct ResNetImpl : PolicyNet {
   void use_kernels(Kernels kernels) override;
   torch::nn::Conv2d stem{nullptr}, policy{nullptr};
   torch::nn::Conv2d pairs{nullptr};  // the pairs head: channels -> query and key (channels each)
+  torch::nn::Conv2d rules{nullptr};  // ModelConfig::rules_head: channels -> the 3 rule planes
   Kernels kernels = Kernels::TORCH;
   torch::nn::BatchNorm2d stem_bn{nullptr};
   torch::nn::Sequential tower{nullptr};

@@ -1,6 +1,10 @@
 #include "train/batches.h"
 
+#include <algorithm>
+
+#include "encode/attack_planes.h"
 #include "encode/encode.h"
+#include "encode/inputs.h"
 #include "util/error.h"
 #include "util/rng.h"
 
@@ -8,10 +12,11 @@ namespace legalnet::train {
 
 constexpr size_t QUEUE_DEPTH = 4;
 
-Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin) {
+Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin, bool rules) {
   auto options = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
   return {torch::empty({int64_t(n), encode::input_spec(inputs).planes, 8, 8}, options),
-          torch::empty({int64_t(n), encode::MOVE_INDICES}, options)};
+          torch::empty({int64_t(n), encode::MOVE_INDICES}, options),
+          rules ? torch::empty({int64_t(n), encode::ATTACK_PLANES, 8, 8}, options) : torch::Tensor()};
 }
 
 void fill_row(Batch& b, size_t i, encode::InputKind inputs, const encode::BoardState& state, const uint16_t* legal,
@@ -19,10 +24,22 @@ void fill_row(Batch& b, size_t i, encode::InputKind inputs, const encode::BoardS
   const size_t row_floats = size_t(encode::input_spec(inputs).planes) * encode::PLANE_SIZE;
   encode::write_inputs(inputs, state, b.planes.data_ptr<float>() + i * row_floats);
   encode::write_targets(inputs, state.side, legal, legal_end, b.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
+  if (b.rules.defined()) {
+    // The attack planes as the inputs' frame holds them: those of STATE_ATTACKS after its state.
+    constexpr int RULE_FLOATS = encode::ATTACK_PLANES * encode::PLANE_SIZE;
+    float all[(encode::STATE_PLANES + encode::ATTACK_PLANES) * encode::PLANE_SIZE];
+    encode::write_inputs(encode::input_spec(inputs).mover_frame ? encode::InputKind::STATE_ATTACKS
+                                                                : encode::InputKind::ATTACKS,
+                         state, all);
+    const int first = (encode::input_spec(inputs).mover_frame ? encode::STATE_PLANES : encode::PLANES) *
+                      encode::PLANE_SIZE;
+    std::copy(all + first, all + first + RULE_FLOATS, b.rules.data_ptr<float>() + i * RULE_FLOATS);
+  }
 }
 
-Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, encode::InputKind inputs) {
-  Batch b = allocate_batch(n, inputs, pin);
+Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, encode::InputKind inputs,
+                 bool rules) {
+  Batch b = allocate_batch(n, inputs, pin, rules);
   const uint16_t* legal = data.legal.data();
   for (size_t i = 0; i < n; ++i) {
     fill_row(b, i, inputs, data.state(rows[i]), legal + data.legal_begin[rows[i]],
@@ -49,8 +66,14 @@ int64_t epoch_steps(const CompactPositions& data, int batch_size, const RowWeigh
 }
 
 MemoryBatches::MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, const RowWeights& weights,
-                             BatchSlice slice, encode::InputKind inputs)
-    : data_(data), batch_size_(batch_size), seed_(seed), weights_(weights), slice_(slice), inputs_(inputs) {
+                             BatchSlice slice, encode::InputKind inputs, bool rules)
+    : data_(data),
+      batch_size_(batch_size),
+      seed_(seed),
+      weights_(weights),
+      slice_(slice),
+      inputs_(inputs),
+      rules_(rules) {
   steps_per_epoch_ = epoch_steps(data, batch_size * slice.world_size, weights_);
   if (steps_per_epoch_ == 0)
     throw Error("the training set has " + std::to_string(data.size()) + " positions, fewer than one batch of " +
@@ -64,7 +87,7 @@ Batch MemoryBatches::batch(int64_t step, bool pin) {
   }
   const size_t global_batch = size_t(batch_size_) * size_t(slice_.world_size);
   const size_t first = size_t(step % steps_per_epoch_) * global_batch + size_t(slice_.rank) * size_t(batch_size_);
-  return make_batch(data_, order_.data() + first, size_t(batch_size_), pin, inputs_);
+  return make_batch(data_, order_.data() + first, size_t(batch_size_), pin, inputs_, rules_);
 }
 
 BatchLoader::BatchLoader(std::unique_ptr<BatchSource> source, int64_t first_step, const torch::Device& device)
@@ -112,6 +135,7 @@ Batch BatchLoader::next() {
   if (device_.is_cuda()) {
     b.planes = b.planes.to(device_, /*non_blocking=*/true);
     b.targets = b.targets.to(device_, /*non_blocking=*/true);
+    if (b.rules.defined()) b.rules = b.rules.to(device_, /*non_blocking=*/true);
   }
   return b;
 }

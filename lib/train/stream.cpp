@@ -143,7 +143,7 @@ Batch StreamBatches::batch(int64_t step, bool pin) {
   } else if (step / steps_per_epoch_ != epoch_) {
     start_epoch(step / steps_per_epoch_);
   }
-  Batch b = allocate_batch(size_t(options_.batch_size), options_.inputs, pin);
+  Batch b = allocate_batch(size_t(options_.batch_size), options_.inputs, pin, options_.rules);
   for (size_t i = 0; i < size_t(options_.batch_size); ++i) {
     if (!next_row()) throw Error("stream: the epoch ended early (a dataset changed during the run?)");
     fill_row(b, i, options_.inputs, emitted_.state, emitted_.legal.data(),

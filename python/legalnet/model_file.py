@@ -48,7 +48,8 @@ CONFIG_KEYS = (("kind", str, None), ("hidden", int, None), ("blocks", int, None)
                ("mixing", str, "none"),  # absent before line mixing
                ("policy_head", str, "types"),  # absent before the pairs head
                # "inputs" before the name was made one; neither before the attack planes
-               ("input_kind", str, "planes"), ("inputs", str, "planes"))
+               ("input_kind", str, "planes"), ("inputs", str, "planes"),
+               ("rules_head", bool, False))  # absent in nets trained without train --rules-weight
 MIXINGS = ("none", "lines")  # nn::MIXINGS
 POLICY_HEADS = ("types", "pairs")  # nn::POLICY_HEADS
 _MAX_SIZE = 65536
@@ -74,6 +75,7 @@ def resolve_config(config):
     c.setdefault("heads", 0)
     c.setdefault("mixing", "none")
     c.setdefault("policy_head", "types")
+    c.setdefault("rules_head", False)
     input_kind(c["input_kind"])
     if c["kind"] not in MODEL_SPECS:
         raise ValueError(f"unknown model {printable(repr(c['kind']))} (expected {' | '.join(MODEL_SPECS)})")
@@ -86,6 +88,8 @@ def resolve_config(config):
                          f"(expected {' | '.join(POLICY_HEADS)})")
     if c["policy_head"] != "types" and c["kind"] != "resnet":
         raise ValueError(f"policy head {c['policy_head']!r} is a resnet option, not {c['kind']}'s")
+    if c["rules_head"] and c["kind"] != "resnet":
+        raise ValueError(f"the rules head is a resnet option, not {c['kind']}'s")
     for key, value in MODEL_SPECS[c["kind"]].defaults.items():
         if c[key] == 0:
             c[key] = value
@@ -113,7 +117,8 @@ def min_parameters(c):
         return inp * 9 * d + (c["blocks"] - 1) * 9 * d * d + d * 64 * ff + ff * moves
     if c["kind"] == "attention":
         return inp * d + c["blocks"] * (4 * d * d + 2 * d * ff) + 2 * d * d
-    return inp * 9 * d + c["blocks"] * 2 * 9 * d * d + d * 64 + (2 * d * d if c["policy_head"] == "pairs" else 0)
+    return (inp * 9 * d + c["blocks"] * 2 * 9 * d * d + d * 64 + (2 * d * d if c["policy_head"] == "pairs" else 0)
+            + (3 * d if c["rules_head"] else 0))
 
 
 def _is_derived_buffer(name):

@@ -157,6 +157,9 @@ class ResNet(nn.Module):
         # The pairs head (ResNetImpl): a query of the from-square times a key of the to-square.
         pairs = c.get("policy_head", "types") == "pairs"  # absent in files written before it
         self.pairs = nn.Conv2d(c["channels"], 2 * c["channels"], 1, bias=False) if pairs else None
+        # The rules head (train --rules-weight): the tower's guess of the 3 attack planes, which
+        # training alone reads; forward() does not run it.
+        self.rules = nn.Conv2d(c["channels"], 3, 1) if c.get("rules_head", False) else None
         self.register_buffer("possible", torch.from_numpy(GEOMETRIC), persistent=False)
 
     def forward(self, x):

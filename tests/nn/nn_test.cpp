@@ -299,6 +299,8 @@ std::vector<PythonCase> python_cases() {
   se.squeeze_excitation = true;
   ModelConfig full_head = config("mlp", 16, 0, 0);
   full_head.geometric_head = false;
+  ModelConfig rules = pairs(config("resnet", 0, 2, 8));
+  rules.rules_head = true;
   return {{"mlp", config("mlp", 16, 0, 0)},
           {"mlp_full_head", full_head},
           {"conv", config("conv", 16, 2, 4)},
@@ -309,7 +311,8 @@ std::vector<PythonCase> python_cases() {
           {"attention_state", with(config("attention", 24, 2, 16), encode::InputKind::STATE)},
           {"attention_state_attacks", with(config("attention", 0, 1, 8), encode::InputKind::STATE_ATTACKS)},
           {"resnet_lines_state", with(lines(config("resnet", 0, 2, 8)), encode::InputKind::STATE)},
-          {"resnet_pairs_state", with(pairs(config("resnet", 0, 2, 8)), encode::InputKind::STATE)}};
+          {"resnet_pairs_state", with(pairs(config("resnet", 0, 2, 8)), encode::InputKind::STATE)},
+          {"resnet_pairs_rules_state", with(rules, encode::InputKind::STATE)}};
 }
 
 class PythonPackage : public testing::TestWithParam<PythonCase> {};

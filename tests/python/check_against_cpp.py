@@ -139,7 +139,8 @@ def describe(c):
             "attention": f"attention {size} h{c['heads']} ff{c['hidden']}",
             "resnet": f"resnet {size}" + (" se" if c["squeeze_excitation"] else "")
             + ("" if c.get("mixing", "none") == "none" else " " + c["mixing"])
-            + ("" if c.get("policy_head", "types") == "types" else " " + c["policy_head"])}[c["kind"]]
+            + ("" if c.get("policy_head", "types") == "types" else " " + c["policy_head"])
+            + (" rules" if c.get("rules_head", False) else "")}[c["kind"]]
     kind = c.get("input_kind", c.get("inputs", "planes"))
     return text + ("" if kind == "planes" else " +" + kind)
 

@@ -253,6 +253,14 @@ Rows sample_rows() {
           .range(0, 0.5)
           .show_default()
           .keep_on_resume(),
+      R::value(&TrainOptions::rules_weight, "--rules-weight", "rules_weight",
+               "resnet: weight of a second loss, on a head that predicts from the tower the squares the opponent "
+               "attacks, the mover's pinned pieces and the lines that answer a check (the planes --inputs attacks "
+               "shows), each of their 192 values weighing as one move index at 1; the inputs stay the position; "
+               "0: no such head")
+          .range(0, 100)
+          .show_default()
+          .keep_on_resume(),
       R::value(&TrainOptions::mine_every, "--mine-every", "mine_every",
                "--mine-share: steps between refreshes of the pool (each costs a forward pass over 8 x --mine-pool "
                "positions)")

@@ -117,7 +117,8 @@ TrainingLoop::Next TrainingLoop::next() {
 // The batch's loss, its gradients computed; torch's errors as one line (out of memory: what to try).
 torch::Tensor TrainingLoop::step_loss(const train::Batch& batch) {
   try {
-    torch::Tensor loss = nn::training_loss(run_.net, batch.planes, batch.targets, run_.precision);
+    torch::Tensor loss =
+        nn::training_loss(run_.net, batch.planes, batch.targets, run_.precision, {batch.rules, o_.rules_weight});
     run_.optimizer.zero_grad();
     loss.backward();
     return loss;
@@ -143,7 +144,7 @@ train::Batch TrainingLoop::with_mined_rows(const train::Batch& batch) {
   const int64_t rows = batch.planes.size(0);
   const int k = HardPositions::rows_of(o_.mine_share, int(rows));
   const std::vector<const chess::Position*> positions = mined_->draw(step, run_.ranks.rank(), k);
-  train::Batch mined = train::allocate_batch(positions.size(), run_.model.inputs, false);
+  train::Batch mined = train::allocate_batch(positions.size(), run_.model.inputs, false, batch.rules.defined());
   std::vector<uint16_t> legal;
   for (size_t i = 0; i < positions.size(); ++i) {
     legal.clear();
@@ -152,8 +153,10 @@ train::Batch TrainingLoop::with_mined_rows(const train::Batch& batch) {
                     legal.data() + legal.size());
   }
   const int64_t kept = rows - int64_t(positions.size());
-  return {torch::cat({batch.planes.narrow(0, 0, kept), mined.planes.to(batch.planes.device())}),
-          torch::cat({batch.targets.narrow(0, 0, kept), mined.targets.to(batch.targets.device())})};
+  auto joined = [kept](const torch::Tensor& given, const torch::Tensor& more) {
+    return given.defined() ? torch::cat({given.narrow(0, 0, kept), more.to(given.device())}) : given;
+  };
+  return {joined(batch.planes, mined.planes), joined(batch.targets, mined.targets), joined(batch.rules, mined.rules)};
 }
 
 void TrainingLoop::step(const train::Batch& given) {
