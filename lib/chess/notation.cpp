@@ -130,11 +130,11 @@ Move parse_san(const Position& pos, std::string_view text, const MoveList& legal
   auto after_square = [&](size_t suffix) { return s.size() > suffix && is_rank(s[s.size() - suffix - 1]); };
   if (s.size() >= 3 && s.back() == ')' && s[s.size() - 3] == '(') {
     promotion = piece_from_letter(s[s.size() - 2]);
-    if (promotion == NO_PIECE_TYPE) san_error(text, "'" + std::string(1, s[s.size() - 2]) + "' is not a piece");
+    if (promotion == NO_PIECE_TYPE) san_error(text, std::string("'") + s[s.size() - 2] + "' is not a piece");
     s.remove_suffix(3);
   } else if (s.size() >= 2 && s[s.size() - 2] == '=') {
     promotion = piece_from_letter(char(std::toupper(static_cast<unsigned char>(s.back()))));
-    if (promotion == NO_PIECE_TYPE) san_error(text, "'" + std::string(1, s.back()) + "' is not a piece");
+    if (promotion == NO_PIECE_TYPE) san_error(text, std::string("'") + s.back() + "' is not a piece");
     s.remove_suffix(2);
   } else if (after_square(1) &&
              piece_from_letter(char(std::toupper(static_cast<unsigned char>(s.back())))) != NO_PIECE_TYPE) {

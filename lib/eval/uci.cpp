@@ -60,7 +60,7 @@ Tokens split(std::string_view line) {
 
 std::string join(Tokens::const_iterator begin, Tokens::const_iterator end) {
   std::string out;
-  for (auto it = begin; it != end; ++it) out += (out.empty() ? "" : " ") + std::string(*it);
+  for (auto it = begin; it != end; ++it) out += fmt::format("{}{}", out.empty() ? "" : " ", *it);
   return out;
 }
 
