@@ -23,7 +23,7 @@ TEST_GAMES SHARDS OOD_PLACEMENTS OOD_DEPTH EXHAUSTIVE_MATERIAL SAMPLED_MATERIAL 
 RECIPE_OPTIONS="ARCH=train.arch BLOCKS=train.blocks CHANNELS=train.channels HIDDEN=train.hidden \
 HEADS=train.heads MIXING=train.mixing POLICY_HEAD=train.policy-head INPUTS=train.inputs \
 TRAIN_PLY_LIMIT=train.position-ply-limit CHECK_WEIGHT=train.check-weight RARE_WEIGHT=train.rare-weight \
-PIN_WEIGHT=train.pin-weight BATCH=train.batch-size LR=train.lr STEPS=train.max-steps \
+PIN_WEIGHT=train.pin-weight RULES_WEIGHT=train.rules-weight BATCH=train.batch-size LR=train.lr STEPS=train.max-steps \
 TIME_BUDGET=train.time-budget SEED=train.seed DEVICE=train.device PRECISION=train.precision \
 EVAL_GAMES=evaluate.games ADVERSARY_GAMES=evaluate.adversary-games SEARCH_STARTS=evaluate.search-starts \
 SEARCH_BUDGET=evaluate.search-budget RANDOM_EDIT_BUDGET=evaluate.random-edit-budget \

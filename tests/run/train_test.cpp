@@ -547,6 +547,14 @@ TEST(TrainTable, ValidateNamesTheOptionOutOfItsRange) {
   o = tiny_run("/nonexistent/run");
   o.lr = std::nan("");
   EXPECT_EQ(test::error_of([&] { check_train_options(o); }), "--lr nan is not in 0..100");
+  // The rules head is a resnet's: asked of another architecture, refused before any work.
+  o = tiny_run("/nonexistent/run");
+  o.rules_weight = 1;
+  o.model.kind = nn::ModelKind::RESNET;
+  EXPECT_NO_THROW(check_train_options(o));
+  o.model.kind = nn::ModelKind::ATTENTION;
+  EXPECT_EQ(test::error_of([&] { check_train_options(o); }),
+            "--rules-weight: the rules head is a resnet's; --arch attention has none (give --rules-weight 0)");
   o = tiny_run("");
   EXPECT_EQ(test::error_of([&] { check_train_options(o); }), "no run folder: give --out runs/NAME");
   o.data.clear();

@@ -23,12 +23,13 @@ export OMP_NUM_THREADS=1
 # The options train and evaluate take from make's variables (Makefile.pipeline's RECIPE_OPTIONS).
 train_map=(ARCH=arch BLOCKS=blocks CHANNELS=channels HIDDEN=hidden HEADS=heads MIXING=mixing POLICY_HEAD=policy-head
   INPUTS=inputs TRAIN_PLY_LIMIT=position-ply-limit CHECK_WEIGHT=check-weight RARE_WEIGHT=rare-weight PIN_WEIGHT=pin-weight
+  RULES_WEIGHT=rules-weight
   BATCH=batch-size LR=lr STEPS=max-steps TIME_BUDGET=time-budget SEED=seed DEVICE=device PRECISION=precision)
 evaluate_map=(EVAL_GAMES=games ADVERSARY_GAMES=adversary-games SEARCH_STARTS=search-starts SEARCH_BUDGET=search-budget
   RANDOM_EDIT_BUDGET=random-edit-budget EVAL_POSITIONS=max-positions SEED=seed DEVICE=device PRECISION=precision)
 # Values unlike every recipe's, one per variable, for the overrides.
 overrides=(ARCH=mlp BLOCKS=3 CHANNELS=16 HIDDEN=64 HEADS=2 MIXING=lines POLICY_HEAD=types INPUTS=planes TRAIN_PLY_LIMIT=50
-  CHECK_WEIGHT=2 RARE_WEIGHT=3 PIN_WEIGHT=5 BATCH=64 LR=0.005 STEPS=7 TIME_BUDGET=2 SEED=9 DEVICE=cpu PRECISION=fp32
+  CHECK_WEIGHT=2 RARE_WEIGHT=3 PIN_WEIGHT=5 RULES_WEIGHT=2 BATCH=64 LR=0.005 STEPS=7 TIME_BUDGET=2 SEED=9 DEVICE=cpu PRECISION=fp32
   EVAL_GAMES=5 ADVERSARY_GAMES=6 SEARCH_STARTS=7 SEARCH_BUDGET=50 RANDOM_EDIT_BUDGET=30 EVAL_POSITIONS=100)
 
 # make with a clean environment (a variable in the test's environment would count as given).
@@ -149,11 +150,11 @@ fi
 
 # (b) The built-in defaults against recipes/default.toml: where they differ, on purpose. make all
 # trains longer than a bare `train` (one epoch, no budget), weights the hard positions and seeds
-# with 1, and writes out the resnet's 6 x 32 that train's 0 (the architecture's) stands for;
+# with 1, trains the rules head, and writes out the resnet's 6 x 32 that train's 0 (the architecture's) stands for;
 # evaluate plays games and measures every held-out row. Any other difference is drift: fix the
 # recipe or the default, or add it here with its reason.
 declare -A deliberate=(
-  [train]="blocks channels check-weight epochs max-steps pin-weight rare-weight seed time-budget"
+  [train]="blocks channels check-weight epochs max-steps pin-weight rare-weight rules-weight seed time-budget"
   [evaluate]="adversary-games games max-positions seed"
 )
 for tool in train evaluate; do

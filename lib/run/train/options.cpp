@@ -357,6 +357,9 @@ void check_train_options(const TrainOptions& o) {
         "rerun a budgeted run)");
   parse_replans(o.replan);
   (void)row_weights(o);
+  if (o.rules_weight > 0 && o.model.kind != nn::ModelKind::RESNET)
+    throw Error(std::string("--rules-weight: the rules head is a resnet's; --arch ") + nn::model_spec(o.model.kind).name +
+                " has none (give --rules-weight 0)");
 }
 
 train::RowWeights row_weights(const TrainOptions& o) {
