@@ -153,10 +153,6 @@ class GatheredBce : public torch::autograd::Function<GatheredBce> {
   }
 };
 
-}  // namespace
-
-namespace {
-
 // RulesTerm's addition to the loss, from the head's logits.
 torch::Tensor rules_loss(const PolicyNet::Gathered& g, const RulesTerm& rules) {
   if (!g.rules.defined() || !rules.targets.defined() || g.rules.sizes() != rules.targets.sizes())

@@ -245,20 +245,20 @@ Rows sample_rows() {
       R::value(&TrainOptions::situation_weight, "--situation-weight", "situation_weight", situation_weight_help())
           .validator(situation_weights())
           .keep_on_resume(),
-      R::value(&TrainOptions::mine_share, "--mine-share", "mine_share",
-               "Share of each step's positions mined by the net itself: a pool of the positions it gets most "
-               "wrong, found as evaluate's adversary and position search find them (positions after a legal move "
-               "and legal edits, climbing the net's worst margin; fresh starts from random placements and random "
-               "games); 0: none")
-          .range(0, 0.5)
-          .show_default()
-          .keep_on_resume(),
       R::value(&TrainOptions::rules_weight, "--rules-weight", "rules_weight",
                "resnet: weight of a second loss, on a head that predicts from the tower the squares the opponent "
                "attacks, the mover's pinned pieces and the lines that answer a check (the planes --inputs attacks "
                "shows), each of their 192 values weighing as one move index at 1; the inputs stay the position; "
                "0: no such head")
           .range(0, 100)
+          .show_default()
+          .keep_on_resume(),
+      R::value(&TrainOptions::mine_share, "--mine-share", "mine_share",
+               "Share of each step's positions mined by the net itself: a pool of the positions it gets most "
+               "wrong, found as evaluate's adversary and position search find them (positions after a legal move "
+               "and legal edits, climbing the net's worst margin; fresh starts from random placements and random "
+               "games); 0: none")
+          .range(0, 0.5)
           .show_default()
           .keep_on_resume(),
       R::value(&TrainOptions::mine_every, "--mine-every", "mine_every",

@@ -78,11 +78,11 @@ struct TrainOptions {
   int pin_weight = 1;          // positions with a piece pinned to the mover's king appear this often
   // "NAME=W[,NAME=W...]": positions in situation NAME appear W times (train::RowWeights::parse)
   std::string situation_weight;
+  // The rules head (nn::ModelConfig::rules_head): its loss's weight (nn/loss.h, RulesTerm); 0: no head.
+  double rules_weight = 0;
   // Hard-example mining (run/train/hard_positions.h): this share of each step's rows from a pool
   // of --mine-pool positions the net gets most wrong, refreshed every --mine-every steps (0: none).
   double mine_share = 0;
-  // The rules head (nn::ModelConfig::rules_head): its loss's weight (nn/loss.h, RulesTerm); 0: no head.
-  double rules_weight = 0;
   int mine_every = 100;
   int mine_pool = 256;
   DataMode data_mode = DataMode::AUTO;
