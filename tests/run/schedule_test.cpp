@@ -14,7 +14,12 @@ namespace legalnet::run {
 namespace {
 
 Schedule cosine(int64_t steps, std::vector<Replan> replans = {}) {
-  return {.peak = 1e-2, .warmup = 0.02, .min_lr_ratio = 0.02, .first_steps = steps, .replans = std::move(replans), .peak_for = {}};
+  return {.peak = 1e-2,
+          .warmup = 0.02,
+          .min_lr_ratio = 0.02,
+          .first_steps = steps,
+          .replans = std::move(replans),
+          .peak_for = {}};
 }
 
 // The schedule every run without a re-plan has had: a linear warm-up over 2% of the steps, then
