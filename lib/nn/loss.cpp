@@ -181,7 +181,8 @@ torch::Tensor training_loss(PolicyNet& net, const torch::Tensor& planes, const t
     loss = gathered_loss(g, targets, moves);
   } else {
     const int64_t fixed_off = encode::MOVE_INDICES - moves.numel();
-    loss = policy_loss({g.trained().to(torch::kFloat32), fixed_off ? targets.index_select(1, moves) : targets, fixed_off});
+    loss =
+        policy_loss({g.trained().to(torch::kFloat32), fixed_off ? targets.index_select(1, moves) : targets, fixed_off});
   }
   return with_rules ? loss + rules_loss(g, rules) : loss;
 }

@@ -174,7 +174,7 @@ ModelConfig ModelConfig::resolved() const {
   if (c.policy_head != PolicyHead::TYPES && c.kind != ModelKind::RESNET)
     throw Error(std::string("policy head '") + c.policy_head_name() + "' is a resnet option, not " + spec.name + "'s");
   if (c.rules_head && c.kind != ModelKind::RESNET)
-    throw Error(std::string("the rules head is a resnet option, not ") + spec.name + "'s");
+    throw Error(std::string("the rules head (train --rules-weight) is a resnet option, not ") + spec.name + "'s");
   if (c.kind == ModelKind::ATTENTION && c.channels % c.heads != 0)
     throw Error("attention: --channels " + std::to_string(c.channels) + " must be a multiple of --heads " +
                 std::to_string(c.heads));

@@ -28,11 +28,11 @@ void fill_row(Batch& b, size_t i, encode::InputKind inputs, const encode::BoardS
     // The attack planes as the inputs' frame holds them: those of STATE_ATTACKS after its state.
     constexpr int RULE_FLOATS = encode::ATTACK_PLANES * encode::PLANE_SIZE;
     float all[(encode::STATE_PLANES + encode::ATTACK_PLANES) * encode::PLANE_SIZE];
-    encode::write_inputs(encode::input_spec(inputs).mover_frame ? encode::InputKind::STATE_ATTACKS
-                                                                : encode::InputKind::ATTACKS,
-                         state, all);
-    const int first = (encode::input_spec(inputs).mover_frame ? encode::STATE_PLANES : encode::PLANES) *
-                      encode::PLANE_SIZE;
+    encode::write_inputs(
+        encode::input_spec(inputs).mover_frame ? encode::InputKind::STATE_ATTACKS : encode::InputKind::ATTACKS, state,
+        all);
+    const int first =
+        (encode::input_spec(inputs).mover_frame ? encode::STATE_PLANES : encode::PLANES) * encode::PLANE_SIZE;
     std::copy(all + first, all + first + RULE_FLOATS, b.rules.data_ptr<float>() + i * RULE_FLOATS);
   }
 }

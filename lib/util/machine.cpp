@@ -28,7 +28,8 @@ std::string cpu_description() {
   const std::string flags = fmt::format(" {} ", cpuinfo_field("flags"));
   std::string isa;
   for (const char* flag : {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16"})
-    if (flags.find(fmt::format(" {} ", flag)) != std::string::npos) isa += fmt::format("{}{}", isa.empty() ? "" : " ", flag);
+    if (flags.find(fmt::format(" {} ", flag)) != std::string::npos)
+      isa += fmt::format("{}{}", isa.empty() ? "" : " ", flag);
   cpu_set_t set;
   const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
   const std::string model = cpu_model_name();

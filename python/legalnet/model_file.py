@@ -89,7 +89,7 @@ def resolve_config(config):
     if c["policy_head"] != "types" and c["kind"] != "resnet":
         raise ValueError(f"policy head {c['policy_head']!r} is a resnet option, not {c['kind']}'s")
     if c["rules_head"] and c["kind"] != "resnet":
-        raise ValueError(f"the rules head is a resnet option, not {c['kind']}'s")
+        raise ValueError(f"the rules head (train --rules-weight) is a resnet option, not {c['kind']}'s")
     for key, value in MODEL_SPECS[c["kind"]].defaults.items():
         if c[key] == 0:
             c[key] = value

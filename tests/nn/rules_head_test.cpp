@@ -39,7 +39,8 @@ TEST(RulesHead, ConfigRoundTripsAndIsAResnetsOnly) {
   EXPECT_DOUBLE_EQ(r.forward_flops(), plain.forward_flops());  // no prediction runs it
   ModelConfig conv = test::config("conv", 16, 1, 8);
   conv.rules_head = true;
-  EXPECT_EQ(test::error_of([&] { conv.resolved(); }), "the rules head is a resnet option, not conv's");
+  EXPECT_EQ(test::error_of([&] { conv.resolved(); }),
+            "the rules head (train --rules-weight) is a resnet option, not conv's");
 }
 
 // Rule planes in the inputs' frame: for black to move, square s of the board is s ^ 56.
@@ -85,9 +86,9 @@ TEST(RulesHead, TheLossAddsTheWeightedRulesTermAndPredictionIgnoresTheHead) {
   const auto with = training_loss(*net, b.planes, b.targets, Precision::FP32, {b.rules, weight});
   const auto without = training_loss(*net, b.planes, b.targets, Precision::FP32);
   const auto logits = resnet.rules(resnet.tower_forward(in_net_layout(*net, b.planes)));
-  const double term = torch::binary_cross_entropy_with_logits(logits, b.rules, {}, {}, at::Reduction::Sum)
-                          .item<double>() *
-                      weight / (double(order.size()) * 4096);
+  const double term =
+      torch::binary_cross_entropy_with_logits(logits, b.rules, {}, {}, at::Reduction::Sum).item<double>() * weight /
+      (double(order.size()) * 4096);
   EXPECT_GT(term, 0);
   EXPECT_NEAR(with.item<double>(), without.item<double>() + term, 1e-6 * with.item<double>());
   // Its gradient reaches the head (and through the tower the rest); without it the head gets none.
@@ -96,8 +97,9 @@ TEST(RulesHead, TheLossAddsTheWeightedRulesTermAndPredictionIgnoresTheHead) {
   ASSERT_TRUE(resnet.rules->weight.grad().defined());
   EXPECT_GT(resnet.rules->weight.grad().abs().sum().item<double>(), 0);
   // A batch without rule planes is refused when a weight is asked for.
-  EXPECT_NE(test::error_of([&] { training_loss(*net, b.planes, b.targets, Precision::FP32, {torch::Tensor(), 1.0}); })
-                .find("--rules-weight"),
+  EXPECT_NE(test::error_of([&] {
+              training_loss(*net, b.planes, b.targets, Precision::FP32, {torch::Tensor(), 1.0});
+            }).find("--rules-weight"),
             std::string::npos);
   // Prediction: in eval mode no rule logits, and the move logits do not move when the head does.
   net->eval();

@@ -523,6 +523,7 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/rare_weight --rare-weight",
                                              "/pin_weight --pin-weight",
                                              "/situation_weight --situation-weight",
+                                             "/rules_weight --rules-weight",
                                              "/mine_share --mine-share",
                                              "/mine_every --mine-every",
                                              "/mine_pool --mine-pool",
@@ -547,14 +548,15 @@ TEST(TrainTable, ValidateNamesTheOptionOutOfItsRange) {
   o = tiny_run("/nonexistent/run");
   o.lr = std::nan("");
   EXPECT_EQ(test::error_of([&] { check_train_options(o); }), "--lr nan is not in 0..100");
-  // The rules head is a resnet's: asked of another architecture, refused before any work.
+  // The rules head is a resnet's: asked of another architecture, the net train would build is refused
+  // (run_train builds it before any work).
   o = tiny_run("/nonexistent/run");
-  o.rules_weight = 1;
   o.model.kind = nn::ModelKind::RESNET;
-  EXPECT_NO_THROW(check_train_options(o));
+  EXPECT_TRUE(trained_model(o.model, 1).rules_head);
+  EXPECT_FALSE(trained_model(o.model, 0).rules_head);
   o.model.kind = nn::ModelKind::ATTENTION;
-  EXPECT_EQ(test::error_of([&] { check_train_options(o); }),
-            "--rules-weight: the rules head is a resnet's; --arch attention has none (give --rules-weight 0)");
+  EXPECT_EQ(test::error_of([&] { trained_model(o.model, 1); }),
+            "the rules head (train --rules-weight) is a resnet option, not attention's");
   o = tiny_run("");
   EXPECT_EQ(test::error_of([&] { check_train_options(o); }), "no run folder: give --out runs/NAME");
   o.data.clear();

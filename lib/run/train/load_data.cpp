@@ -70,10 +70,9 @@ TrainingData load_training_data(const TrainOptions& o, const nn::ModelConfig& mo
       val_rows = train::load_positions(files.val, val_load);
     }
     d.train_positions = train_rows.size();
-    d.source =
-        std::make_unique<train::MemoryBatches>(train_rows, o.batch_size, o.seed, row_weights(o),
-                                               train::BatchSlice{ranks.rank(), ranks.world_size()}, model.inputs,
-                                               model.rules_head);
+    d.source = std::make_unique<train::MemoryBatches>(train_rows, o.batch_size, o.seed, row_weights(o),
+                                                      train::BatchSlice{ranks.rank(), ranks.world_size()}, model.inputs,
+                                                      model.rules_head);
   }
   val_rows.keep_first(o.val_max);
   d.val_positions = val_rows.size();

@@ -246,10 +246,9 @@ Rows sample_rows() {
           .validator(situation_weights())
           .keep_on_resume(),
       R::value(&TrainOptions::rules_weight, "--rules-weight", "rules_weight",
-               "resnet: weight of a second loss, on a head that predicts from the tower the squares the opponent "
-               "attacks, the mover's pinned pieces and the lines that answer a check (the planes --inputs attacks "
-               "shows), each of their 192 values weighing as one move index at 1; the inputs stay the position; "
-               "0: no such head")
+               "resnet: weight of a second loss on a head guessing from the tower the squares the opponent attacks, "
+               "the pinned pieces and the lines answering a check (--inputs attacks' planes; at 1 each of their 192 "
+               "values weighs as one move index); the inputs stay the position; 0: no head")
           .range(0, 100)
           .show_default()
           .keep_on_resume(),
@@ -357,9 +356,6 @@ void check_train_options(const TrainOptions& o) {
         "rerun a budgeted run)");
   parse_replans(o.replan);
   (void)row_weights(o);
-  if (o.rules_weight > 0 && o.model.kind != nn::ModelKind::RESNET)
-    throw Error(std::string("--rules-weight: the rules head is a resnet's; --arch ") + nn::model_spec(o.model.kind).name +
-                " has none (give --rules-weight 0)");
 }
 
 train::RowWeights row_weights(const TrainOptions& o) {
@@ -385,7 +381,8 @@ double default_lr(nn::ModelKind kind, int64_t steps, int64_t batch_rows) {
   return rate * std::min(SHORT_SCHEDULE_MAX, std::pow(double(row.lr_steps) / reference_steps, SHORT_SCHEDULE_POWER));
 }
 
-nn::ModelConfig trained_model(nn::ModelConfig wanted) {
+nn::ModelConfig trained_model(nn::ModelConfig wanted, double rules_weight) {
+  wanted.rules_head = rules_weight > 0;
   if (wanted.policy_head == nn::PolicyHead::AUTO) wanted.policy_head = nn::model_spec(wanted.kind).policy_head;
   return wanted.resolved();
 }

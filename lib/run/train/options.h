@@ -122,9 +122,10 @@ void check_train_options(const TrainOptions& options);
 train::RowWeights row_weights(const TrainOptions& options);
 
 // The net train builds from `wanted`: its policy head "auto" as the architecture's
-// (nn::ModelSpec's lr and policy_head), then ModelConfig::resolved() (which throws legalnet::Error for what
-// cannot be built). The benches build the same through it.
-nn::ModelConfig trained_model(nn::ModelConfig wanted);
+// (nn::ModelSpec's lr and policy_head), the rules head where --rules-weight is above 0, then
+// ModelConfig::resolved() (which throws legalnet::Error for what cannot be built). The benches
+// build the same through it.
+nn::ModelConfig trained_model(nn::ModelConfig wanted, double rules_weight = 0);
 
 // What --resume compares with the run's options.json: the kept rows of train_options(), and the data.
 std::vector<train::KeptOption> kept_on_resume();

@@ -159,8 +159,7 @@ TrainReport run_loop(TrainingLoop& loop, train::BatchLoader& loader, const Train
 TrainReport run_train(const TrainOptions& given) {
   check_train_options(given);
   TrainOptions o = given;  // with the architecture's defaults, as options.json records them
-  o.model.rules_head = o.rules_weight > 0;
-  const nn::ModelConfig model = trained_model(o.model);
+  const nn::ModelConfig model = trained_model(o.model, o.rules_weight);
   o.model.policy_head = model.policy_head;
   // The rate left out follows the schedule's length and batch: --max-steps here, or below the steps a
   // --time-budget fits (never with --resume, so a resumed run's rate is known before its check).
