@@ -51,7 +51,8 @@ void write_state_planes(const BoardState& s, float* out) {
   for (int i = 0; i < PLANE_SIZE; ++i) out[17 * PLANE_SIZE + i] = 1.0f;
 }
 
-// The 3 attack planes into out[3 * 64], moved into the mover's frame when `mover_frame`.
+}  // namespace
+
 void write_attack_planes(const BoardState& s, bool mover_frame, float* out) {
   int8_t attacks[ATTACK_PLANES * PLANE_SIZE];
   encode_attack_planes(s.squares, s.side, attacks);
@@ -59,8 +60,6 @@ void write_attack_planes(const BoardState& s, bool mover_frame, float* out) {
   for (int p = 0; p < ATTACK_PLANES; ++p)
     for (int sq = 0; sq < 64; ++sq) out[p * PLANE_SIZE + (sq ^ flip)] = attacks[p * PLANE_SIZE + sq];
 }
-
-}  // namespace
 
 const InputSpec& input_spec(InputKind kind) { return SPECS[static_cast<int>(kind)]; }
 

@@ -54,6 +54,10 @@ struct BoardState {
 // STATE_ATTACKS appends the 3 attack planes, moved into the mover's frame.
 constexpr int STATE_PLANES = 18;
 
+// The 3 attack planes of encode/attack_planes.h into out[3 * 64] as floats, moved into the mover's
+// frame when `mover_frame`: what the attack input kinds append, and the rules head's targets.
+void write_attack_planes(const BoardState& s, bool mover_frame, float* out);
+
 // Writes the input planes of `s` for `kind` to out[input_spec(kind).planes * 64] as floats,
 // [plane * 64 + rank * 8 + file] in the input's frame.
 void write_inputs(InputKind kind, const BoardState& s, float* out);

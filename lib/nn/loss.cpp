@@ -17,14 +17,23 @@
 
 namespace legalnet::nn {
 
-TrainedLogits forward_trained_logits(PolicyNet& net, const torch::Tensor& planes, const torch::Tensor& targets,
-                                     Precision precision) {
+namespace {
+
+// Trained logits (fp32 [B,K]) with the targets' columns at their move indices `moves`.
+TrainedLogits with_targets(torch::Tensor logits, const torch::Tensor& targets, const torch::Tensor& moves) {
   TrainedLogits t;
-  t.logits = forward_logits_of(net, planes, precision, &PolicyNet::forward_trained);
-  const auto& moves = net.trained_moves(targets.device());
+  t.logits = std::move(logits);
   t.fixed_off = encode::MOVE_INDICES - moves.numel();
   t.targets = t.fixed_off ? targets.index_select(1, moves) : targets;
   return t;
+}
+
+}  // namespace
+
+TrainedLogits forward_trained_logits(PolicyNet& net, const torch::Tensor& planes, const torch::Tensor& targets,
+                                     Precision precision) {
+  return with_targets(forward_logits_of(net, planes, precision, &PolicyNet::forward_trained), targets,
+                      net.trained_moves(targets.device()));
 }
 
 namespace {
@@ -176,14 +185,9 @@ torch::Tensor training_loss(PolicyNet& net, const torch::Tensor& planes, const t
     g = net.forward_gathered(in_net_layout(net, planes));
   }
   const auto& moves = net.trained_moves(planes.device());
-  torch::Tensor loss;
-  if (planes.device().is_cpu()) {
-    loss = gathered_loss(g, targets, moves);
-  } else {
-    const int64_t fixed_off = encode::MOVE_INDICES - moves.numel();
-    loss =
-        policy_loss({g.trained().to(torch::kFloat32), fixed_off ? targets.index_select(1, moves) : targets, fixed_off});
-  }
+  const torch::Tensor loss = planes.device().is_cpu()
+                                 ? gathered_loss(g, targets, moves)
+                                 : policy_loss(with_targets(g.trained().to(torch::kFloat32), targets, moves));
   return with_rules ? loss + rules_loss(g, rules) : loss;
 }
 

@@ -1,7 +1,5 @@
 #include "train/batches.h"
 
-#include <algorithm>
-
 #include "encode/attack_planes.h"
 #include "encode/encode.h"
 #include "encode/inputs.h"
@@ -25,15 +23,9 @@ void fill_row(Batch& b, size_t i, encode::InputKind inputs, const encode::BoardS
   encode::write_inputs(inputs, state, b.planes.data_ptr<float>() + i * row_floats);
   encode::write_targets(inputs, state.side, legal, legal_end, b.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
   if (b.rules.defined()) {
-    // The attack planes as the inputs' frame holds them: those of STATE_ATTACKS after its state.
-    constexpr int RULE_FLOATS = encode::ATTACK_PLANES * encode::PLANE_SIZE;
-    float all[(encode::STATE_PLANES + encode::ATTACK_PLANES) * encode::PLANE_SIZE];
-    encode::write_inputs(
-        encode::input_spec(inputs).mover_frame ? encode::InputKind::STATE_ATTACKS : encode::InputKind::ATTACKS, state,
-        all);
-    const int first =
-        (encode::input_spec(inputs).mover_frame ? encode::STATE_PLANES : encode::PLANES) * encode::PLANE_SIZE;
-    std::copy(all + first, all + first + RULE_FLOATS, b.rules.data_ptr<float>() + i * RULE_FLOATS);
+    constexpr size_t RULE_FLOATS = encode::ATTACK_PLANES * encode::PLANE_SIZE;
+    encode::write_attack_planes(state, encode::input_spec(inputs).mover_frame,
+                                b.rules.data_ptr<float>() + i * RULE_FLOATS);
   }
 }
 
