@@ -6,7 +6,8 @@
 // with AVX512-BF16, also the bf16 convolution forward + backward, torch's against the board
 // kernels' (torch's forward and input gradient, our weight gradient: board_conv3x3_bf16). Then
 // the batch norm + residual + ReLU after such a convolution in training, forward + backward:
-// torch's BatchNorm2d, add and relu against the board kernels' one node (kernels/kernels.h).
+// torch's BatchNorm2d, add and relu against the board kernels' one node (kernels/kernels.h), and
+// the same in evaluation mode without gradients (inference).
 // Usage: legalnet_conv_bench [BATCH=train's] [CHANNELS_IN=32] [CHANNELS_OUT=32] [THREADS=0] [ROUNDS=5] [TILE=4]
 #include <fmt/core.h>
 
@@ -86,10 +87,17 @@ int main(int argc, char** argv) {
   torch::nn::BatchNorm2d norm(k);
   const auto conv_out = torch::randn({batch, k, 8, 8}).contiguous(cl).requires_grad_(true);
   const auto residual = torch::randn({batch, k, 8, 8}).contiguous(cl).requires_grad_(true);
-  std::vector<double> norms[2];
+  std::vector<double> norms[4];
   for (int r = 0; r < rounds; ++r) {
     norms[0].push_back(time_of([&] { torch::autograd::backward({torch::relu(norm(conv_out) + residual)}, {gy}); }));
     norms[1].push_back(time_of([&] { torch::autograd::backward({board_norm_relu(conv_out, *norm, residual)}, {gy}); }));
+  }
+  // The same in evaluation mode, as inference runs it (evaluate, train's validation).
+  norm->eval();
+  for (int r = 0; r < rounds; ++r) {
+    torch::NoGradGuard no_grad;
+    norms[2].push_back(time_of([&] { return torch::relu(norm(conv_out) + residual); }));
+    norms[3].push_back(time_of([&] { return board_norm_relu(conv_out, *norm, residual); }));
   }
   const double flop = 2.0 * double(batch) * 64 * double(c * k) * 9;
   const std::string cpu = cpu_model_name();
@@ -104,7 +112,10 @@ int main(int argc, char** argv) {
     fmt::print("  {:<20} torch {:8.3f} ms ({:6.1f} GFLOP/s)   board {:8.3f} ms ({:6.1f} GFLOP/s)   {:.2f}x\n", what[i],
                a * 1e3, f / a / 1e9, b * 1e3, f / b / 1e9, a / b);
   }
-  const double a = median(norms[0]), b = median(norms[1]);
-  fmt::print("  {:<20} torch {:8.3f} ms                    board {:8.3f} ms                    {:.2f}x\n",
-             "norm+res+relu f+b", a * 1e3, b * 1e3, a / b);
+  const char* norm_what[2] = {"norm+res+relu f+b", "norm+res+relu eval"};
+  for (int i = 0; i < 2; ++i) {
+    const double a = median(norms[2 * i]), b = median(norms[2 * i + 1]);
+    fmt::print("  {:<20} torch {:8.3f} ms                    board {:8.3f} ms                    {:.2f}x\n",
+               norm_what[i], a * 1e3, b * 1e3, a / b);
+  }
 }

@@ -17,26 +17,31 @@ std::pair<double, double> SituationRow::illegal_mass_interval() const {
   return {std::max(0.0, mean - half), std::min(1.0, mean + half)};
 }
 
-void SituationCard::add(const Position& pos, const MoveList& legal, const float* probs, float threshold,
-                        double uniform) {
+SituationCard::Scored SituationCard::score(const Position& pos, const MoveList& legal, const float* probs,
+                                           float threshold, double uniform) {
   const encode::LegalMask is_legal(legal);
-  const bool exact = encode::exact_set(probs, is_legal, threshold);
+  Scored s;
+  s.exact = encode::exact_set(probs, is_legal, threshold);
   double total = 0;
   for (int i = 0; i < encode::MOVE_INDICES; ++i) total += probs[i];
-  const bool none = legal.size() == 0;
-  const double illegal = none ? std::min(total, 1.0) : encode::illegal_share(probs, is_legal);
-  const bool picked_illegal = !none && !is_legal[pick_index(probs, false, uniform)];
-  const uint32_t situations = situations_of(pos, legal);
+  s.none = legal.size() == 0;
+  s.illegal = s.none ? std::min(total, 1.0) : encode::illegal_share(probs, is_legal);
+  s.picked_illegal = !s.none && !is_legal[pick_index(probs, false, uniform)];
+  s.situations = situations_of(pos, legal);
+  return s;
+}
+
+void SituationCard::add(const Scored& scored) {
   for (int s = 0; s < SITUATION_NB; ++s) {
-    if (!(situations & (1u << s))) continue;
+    if (!(scored.situations & (1u << s))) continue;
     SituationRow& row = rows[size_t(s)];
     ++row.positions;
-    row.exact_sets += exact;
-    row.illegal_mass += illegal;
-    row.illegal_mass_squares += illegal * illegal;
-    if (!none) {
+    row.exact_sets += scored.exact;
+    row.illegal_mass += scored.illegal;
+    row.illegal_mass_squares += scored.illegal * scored.illegal;
+    if (!scored.none) {
       ++row.sampled_illegal.total;
-      row.sampled_illegal.count += picked_illegal;
+      row.sampled_illegal.count += scored.picked_illegal;
     }
   }
 }

@@ -36,10 +36,22 @@ struct SituationRow {
 struct SituationCard {
   std::array<SituationRow, SITUATION_NB> rows{};
 
-  // Adds one position with its legal moves and the model's sigmoid outputs (board order);
-  // `uniform` in [0, 1) draws the sampled pick.
+  // What one position adds to the card: scored on any thread, added in the positions' order, so
+  // that the card's sums are the same bytes for any thread count.
+  struct Scored {
+    uint32_t situations = 0;  // chess/situations.h's mask
+    bool exact = false, none = false, picked_illegal = false;
+    double illegal = 0;
+  };
+  // One position with its legal moves and the model's sigmoid outputs (board order); `uniform`
+  // in [0, 1) draws the sampled pick.
+  static Scored score(const chess::Position& pos, const chess::MoveList& legal, const float* probs, float threshold,
+                      double uniform);
+  void add(const Scored& scored);
   void add(const chess::Position& pos, const chess::MoveList& legal, const float* probs, float threshold,
-           double uniform);
+           double uniform) {
+    add(score(pos, legal, probs, threshold, uniform));
+  }
 };
 
 }  // namespace legalnet::eval

@@ -235,13 +235,53 @@ struct NormReluFunction : torch::autograd::Function<NormReluFunction> {
 
 bool board_norm_applies(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& norm) {
   const auto& o = norm.options;
-  return norm.is_training() && o.affine() && o.track_running_stats() && x.device().is_cpu() &&
-         x.scalar_type() == torch::kFloat && norm.weight.scalar_type() == torch::kFloat &&
+  // In evaluation mode the node has no backward: a pass that needs gradients goes to torch.
+  const bool mode_ok = norm.is_training() ? x.numel() > x.size(1) : !torch::GradMode::is_enabled();
+  return mode_ok && o.affine() && o.track_running_stats() && x.device().is_cpu() && x.scalar_type() == torch::kFloat &&
+         norm.weight.scalar_type() == torch::kFloat && norm.running_var.scalar_type() == torch::kFloat &&
          !at::autocast::is_autocast_enabled(torch::kCPU) && x.dim() == 4 && x.size(1) == o.num_features() &&
-         x.numel() > x.size(1) && x.is_contiguous(torch::MemoryFormat::ChannelsLast);
+         x.is_contiguous(torch::MemoryFormat::ChannelsLast);
 }
 
+namespace {
+
+// Evaluation mode: the running statistics fold into one scale and shift a channel, and the
+// norm, the residual's add and the ReLU are one pass over the boards where torch makes three
+// (a fifth of evaluate's inference time: docs/benchmarks.md).
+torch::Tensor norm_relu_inference(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& norm,
+                                  const torch::Tensor& residual) {
+  const int64_t C = x.size(1);
+  const auto n_channels = static_cast<size_t>(C);
+  const auto w = norm.weight.contiguous(), b = norm.bias.contiguous();
+  const auto mean = norm.running_mean.contiguous(), var = norm.running_var.contiguous();
+  std::vector<double> scale(n_channels), shift(n_channels);
+  for (int64_t c = 0; c < C; ++c) {
+    const double s = double(w.data_ptr<float>()[c]) / std::sqrt(double(var.data_ptr<float>()[c]) + norm.options.eps());
+    scale[size_t(c)] = s;
+    shift[size_t(c)] = double(b.data_ptr<float>()[c]) - double(mean.data_ptr<float>()[c]) * s;
+  }
+  const auto scale_t = floats(scale), shift_t = floats(shift);
+  torch::Tensor rc;
+  if (residual.defined()) rc = residual.contiguous(torch::MemoryFormat::ChannelsLast);
+  auto y = torch::empty_like(x, torch::MemoryFormat::ChannelsLast);
+  const Chunks ch(x.numel() / C, C);
+  const float* xp = x.data_ptr<float>();
+  const float* rp = rc.defined() ? rc.data_ptr<float>() : nullptr;
+  float* yp = y.data_ptr<float>();
+  ch.each([&](int64_t k) {
+    const int64_t o = ch.first(k) * C;
+    chunk_output(xp + o, rp != nullptr ? rp + o : nullptr, ch.size(k), C, scale_t.data_ptr<float>(),
+                 shift_t.data_ptr<float>(), yp + o);
+  });
+  return y;
+}
+
+}  // namespace
+
 torch::Tensor board_norm_relu(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& norm, const torch::Tensor& residual) {
+  TORCH_CHECK(!residual.defined() || residual.sizes() == x.sizes(), "board_norm_relu: the residual's shape ",
+              residual.sizes(), " is not the input's ", x.sizes());
+  if (!norm.is_training()) return norm_relu_inference(x, norm, residual);
   // The batch count and the running statistics' factor as torch::nn::BatchNorm2d's forward has them.
   {
     torch::NoGradGuard no_grad;
@@ -249,8 +289,6 @@ torch::Tensor board_norm_relu(const torch::Tensor& x, torch::nn::BatchNorm2dImpl
   }
   const auto& momentum = norm.options.momentum();
   const double factor = momentum.has_value() ? *momentum : 1.0 / double(norm.num_batches_tracked.item<int64_t>());
-  TORCH_CHECK(!residual.defined() || residual.sizes() == x.sizes(), "board_norm_relu: the residual's shape ",
-              residual.sizes(), " is not the input's ", x.sizes());
   const auto none = torch::empty({0});
   return NormReluFunction::apply(x, norm.weight, norm.bias, residual.defined() ? residual : none, norm.running_mean,
                                  norm.running_var, factor, norm.options.eps());

@@ -46,16 +46,19 @@ torch::Tensor board_conv3x3_bf16(const torch::Tensor& x, const torch::Tensor& we
 
 // ---- batch norm + residual + ReLU ---------------------------------------------------------
 
-// relu(batch_norm(x) [+ residual]) over channels-last fp32 boards in training mode, in one node
-// where torch runs three to five (each with its own pass over the batch, forward and backward).
-// The module's parameters and running statistics are used and updated exactly as
-// torch::nn::BatchNorm2d does.
+// relu(batch_norm(x) [+ residual]) over channels-last fp32 boards, in one node where torch runs
+// three to five (each with its own pass over the batch, forward and backward). In training mode
+// the module's parameters and running statistics are used and updated exactly as
+// torch::nn::BatchNorm2d does; in evaluation mode (inference: no gradient) the running
+// statistics fold into a scale and shift per channel, one pass.
 // Whether board_norm_relu handles these: a CPU fp32 tensor [B,C,H,W] in channels-last layout,
-// a BatchNorm2d in training mode with its affine parameters and running statistics, autocast
-// off. Otherwise the caller runs the module and torch's relu.
+// a BatchNorm2d with its affine parameters and running statistics, in training mode, or in
+// evaluation mode with gradients off; autocast off. Otherwise the caller runs the module and
+// torch's relu.
 bool board_norm_applies(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& norm);
-// relu(norm(x) + residual) (residual may be undefined: relu(norm(x))). Differentiable in x,
-// residual and the norm's weight and bias; updates the running statistics and the batch count.
+// relu(norm(x) + residual) (residual may be undefined: relu(norm(x))). In training mode
+// differentiable in x, residual and the norm's weight and bias, and it updates the running
+// statistics and the batch count; in evaluation mode it reads them only.
 torch::Tensor board_norm_relu(const torch::Tensor& x, torch::nn::BatchNorm2dImpl& norm,
                               const torch::Tensor& residual = {});
 

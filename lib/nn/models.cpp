@@ -175,7 +175,8 @@ torch::Tensor conv3x3(torch::nn::Conv2d& conv, const torch::Tensor& x, Kernels k
 }
 
 // relu(norm(x) + residual) (residual may be undefined): one node of the board kernels where
-// they apply (training on a CPU in fp32), torch's norm, add and relu otherwise.
+// they apply (a CPU in fp32: training, or inference without gradients), torch's norm, add and
+// relu otherwise.
 torch::Tensor norm_relu(torch::nn::BatchNorm2d& norm, const torch::Tensor& x, Kernels kernels,
                         const torch::Tensor& residual = {}) {
   if (kernels == Kernels::BOARD && board_norm_applies(x, *norm)) return board_norm_relu(x, *norm, residual);

@@ -128,7 +128,7 @@ TEST(BoardNorm, TheSameBytesForAnyThreadCount) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << i;
 }
 
-TEST(BoardNorm, LeavesEvaluationOtherLayoutsAndPrecisionsToTorch) {
+TEST(BoardNorm, LeavesEvaluationWithGradientsOtherLayoutsAndPrecisionsToTorch) {
   torch::nn::BatchNorm2d norm(8);
   const auto x = torch::randn({2, 8, 8, 8}).contiguous(torch::MemoryFormat::ChannelsLast);
   EXPECT_TRUE(board_norm_applies(x, *norm));
@@ -136,7 +136,42 @@ TEST(BoardNorm, LeavesEvaluationOtherLayoutsAndPrecisionsToTorch) {
   EXPECT_FALSE(board_norm_applies(x.to(torch::kDouble), *norm));
   EXPECT_FALSE(board_norm_applies(torch::randn({2, 4, 8, 8}).contiguous(torch::MemoryFormat::ChannelsLast), *norm));
   norm->eval();
-  EXPECT_FALSE(board_norm_applies(x, *norm));
+  EXPECT_FALSE(board_norm_applies(x, *norm));  // evaluation mode has no backward of ours
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(board_norm_applies(x, *norm));
+  EXPECT_FALSE(board_norm_applies(x.contiguous(), *norm));
+}
+
+// Evaluation mode (inference): the running statistics as torch's BatchNorm2d reads them, the
+// residual and the ReLU, against an fp64 reference; the module's state is left as it was.
+TEST(BoardNorm, EvaluationModeMatchesTorchsNormAddAndRelu) {
+  torch::manual_seed(11);
+  for (const Case& c : {Case{1, 1, false, 0}, Case{37, 32, true, 0}, Case{5, 7, true, 40}, Case{9, 16, false, -30}}) {
+    torch::nn::BatchNorm2d norm(c.channels);
+    {
+      torch::NoGradGuard no_grad;
+      norm->weight.copy_(torch::randn({c.channels}));
+      norm->bias.copy_(torch::randn({c.channels}));
+      norm->running_mean.copy_(torch::randn({c.channels}) + c.offset);
+      norm->running_var.copy_(torch::rand({c.channels}) * 4 + 0.1);
+    }
+    norm->eval();
+    const auto x =
+        (torch::randn({c.boards, c.channels, 8, 8}) * 3 + c.offset).contiguous(torch::MemoryFormat::ChannelsLast);
+    const auto r = torch::randn_like(x);
+    auto reference = copy_of(norm, torch::kDouble);
+    reference->eval();
+    const auto normed = reference(x.to(torch::kDouble));
+    const auto expected = torch::relu(c.residual ? normed + r.to(torch::kDouble) : normed);
+    const auto before = norm->running_mean.clone();
+    torch::NoGradGuard no_grad;
+    ASSERT_TRUE(board_norm_applies(x, *norm));
+    const auto y = board_norm_relu(x, *norm, c.residual ? r : torch::Tensor());
+    EXPECT_TRUE(y.is_contiguous(torch::MemoryFormat::ChannelsLast));
+    EXPECT_LT(relative_error(y, expected), 1e-5) << c.boards << " boards, " << c.channels << " channels";
+    EXPECT_TRUE(torch::equal(norm->running_mean, before));
+    EXPECT_EQ(norm->num_batches_tracked.item<int64_t>(), 0);
+  }
 }
 
 // The default resnet trained one step with the board kernels (convolutions and norms) and with

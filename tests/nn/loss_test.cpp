@@ -188,7 +188,9 @@ TEST(TrainingLoss, TheSameValueForAnyThreadCount) {
     for (size_t i = 1; i < losses.size(); ++i) {
       EXPECT_EQ(losses[i], losses[0]);
       EXPECT_TRUE(torch::equal(gradients[i], gradients[0]));
-      if (two_sources) EXPECT_TRUE(torch::equal(extra_gradients[i], extra_gradients[0]));
+      if (two_sources) {
+        EXPECT_TRUE(torch::equal(extra_gradients[i], extra_gradients[0]));
+      }
     }
   }
 }

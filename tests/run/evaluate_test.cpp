@@ -7,8 +7,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "chess/movegen.h"
+#include "chess/position.h"
 #include "compute/arithmetic.h"
 #include "data/dataset_reader.h"
 #include "encode/encode.h"
@@ -204,6 +207,41 @@ TEST(Evaluate, BoardKernelsGiveTorchsFigures) {
     EXPECT_NEAR(reports[1]["dataset"][figure].get<double>(), reports[0]["dataset"][figure].get<double>(), 1e-2)
         << figure;
   EXPECT_EQ(reports[1]["games"]["games"], 4);
+}
+
+// A position set's card is scored on every thread and summed in order: the same report for one
+// thread and for three, with batches that do not divide among them.
+TEST(Evaluate, APositionSetsCardIsTheSameForAnyThreadCount) {
+  const std::string dir = test::temp_dir("evaluate-position-set-threads");
+  ModelConfig c = config("resnet", 0, 2, 16);
+  torch::manual_seed(6);
+  auto net = nn::make_model(c);
+  nn::save_model(dir + "/model.safetensors", c, *net, "{}");
+  std::string fens;
+  chess::Position pos;
+  for (int ply = 0; ply < 47; ++ply) {
+    fens += pos.fen() + "\n";
+    const chess::MoveList legal(pos);
+    if (legal.size() == 0) break;
+    pos.do_move(legal[size_t(ply * 7) % legal.size()]);
+  }
+  std::ofstream(dir + "/positions.fen") << fens;
+  nlohmann::json sets[2];
+  for (int k = 0; k < 2; ++k) {
+    EvaluateOptions o = tiny_evaluation(dir + "/model.safetensors", dir, 10);
+    o.kernels = nn::Kernels::AUTO;
+    o.positions = {dir + "/positions.fen"};
+    o.batch_size = 10;
+    o.threads = k == 0 ? 1 : 3;
+    o.report = fmt::format("{}/report{}.json", dir, k);
+    testing::internal::CaptureStdout();
+    run_evaluate(o);
+    testing::internal::GetCapturedStdout();
+    sets[k] = nlohmann::json::parse(test::read_file(o.report))["position_sets"];
+  }
+  ASSERT_EQ(sets[0].size(), 1u);
+  EXPECT_EQ(sets[0][0]["situations"]["with a legal move"]["positions"], 47);
+  EXPECT_EQ(sets[0].dump(), sets[1].dump());
 }
 
 // The one table: --opponent is a choice (its JSON value the name), report.json's "options" keeps
