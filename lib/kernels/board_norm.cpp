@@ -127,6 +127,27 @@ torch::Tensor floats(const std::vector<double>& v) {
   return t;
 }
 
+// relu(x * scale + shift [+ residual]) per channel over channels-last boards (residual may be
+// undefined), on torch's threads: the forward pass of both modes.
+torch::Tensor scaled_relu(const torch::Tensor& x, const torch::Tensor& residual, const std::vector<double>& scale,
+                          const std::vector<double>& shift) {
+  const int64_t C = x.size(1);
+  const auto scale_t = floats(scale), shift_t = floats(shift);
+  torch::Tensor rc;
+  if (residual.defined()) rc = residual.contiguous(torch::MemoryFormat::ChannelsLast);
+  auto y = torch::empty_like(x, torch::MemoryFormat::ChannelsLast);
+  const Chunks ch(x.numel() / C, C);
+  const float* xp = x.data_ptr<float>();
+  const float* rp = rc.defined() ? rc.data_ptr<float>() : nullptr;
+  float* yp = y.data_ptr<float>();
+  ch.each([&](int64_t k) {
+    const int64_t o = ch.first(k) * C;
+    chunk_output(xp + o, rp != nullptr ? rp + o : nullptr, ch.size(k), C, scale_t.data_ptr<float>(),
+                 shift_t.data_ptr<float>(), yp + o);
+  });
+  return y;
+}
+
 struct NormReluFunction : torch::autograd::Function<NormReluFunction> {
   // x [B,C,H,W] channels-last; weight, bias [C]; residual as x or empty (autograd's apply
   // takes no undefined tensor); the running statistics are updated in place with the factor
@@ -148,19 +169,8 @@ struct NormReluFunction : torch::autograd::Function<NormReluFunction> {
       scale[size_t(c)] = double(w.data_ptr<float>()[c]) * invstd[size_t(c)];
       shift[size_t(c)] = double(b.data_ptr<float>()[c]) - mean[size_t(c)] * scale[size_t(c)];
     }
-    const auto scale_t = floats(scale), shift_t = floats(shift);
     const bool has_residual = residual.numel() > 0;
-    torch::Tensor rc;
-    if (has_residual) rc = residual.contiguous(torch::MemoryFormat::ChannelsLast);
-    auto y = torch::empty_like(xc, torch::MemoryFormat::ChannelsLast);
-    const float* xp = xc.data_ptr<float>();
-    const float* rp = rc.defined() ? rc.data_ptr<float>() : nullptr;
-    float* yp = y.data_ptr<float>();
-    ch.each([&](int64_t k) {
-      const int64_t o = ch.first(k) * C;
-      chunk_output(xp + o, rp != nullptr ? rp + o : nullptr, ch.size(k), C, scale_t.data_ptr<float>(),
-                   shift_t.data_ptr<float>(), yp + o);
-    });
+    auto y = scaled_relu(xc, has_residual ? residual : torch::Tensor(), scale, shift);
 
     const auto mean_t = floats(mean);
     {
@@ -260,20 +270,7 @@ torch::Tensor norm_relu_inference(const torch::Tensor& x, const torch::nn::Batch
     scale[size_t(c)] = s;
     shift[size_t(c)] = double(b.data_ptr<float>()[c]) - double(mean.data_ptr<float>()[c]) * s;
   }
-  const auto scale_t = floats(scale), shift_t = floats(shift);
-  torch::Tensor rc;
-  if (residual.defined()) rc = residual.contiguous(torch::MemoryFormat::ChannelsLast);
-  auto y = torch::empty_like(x, torch::MemoryFormat::ChannelsLast);
-  const Chunks ch(x.numel() / C, C);
-  const float* xp = x.data_ptr<float>();
-  const float* rp = rc.defined() ? rc.data_ptr<float>() : nullptr;
-  float* yp = y.data_ptr<float>();
-  ch.each([&](int64_t k) {
-    const int64_t o = ch.first(k) * C;
-    chunk_output(xp + o, rp != nullptr ? rp + o : nullptr, ch.size(k), C, scale_t.data_ptr<float>(),
-                 shift_t.data_ptr<float>(), yp + o);
-  });
-  return y;
+  return scaled_relu(x, residual, scale, shift);
 }
 
 }  // namespace
