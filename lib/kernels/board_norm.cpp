@@ -257,7 +257,7 @@ namespace {
 
 // Evaluation mode: the running statistics fold into one scale and shift a channel, and the
 // norm, the residual's add and the ReLU are one pass over the boards where torch makes three
-// (a fifth of evaluate's inference time: docs/benchmarks.md).
+// (evaluate's profile: docs/benchmarks.md#log-2026-12-06-inference).
 torch::Tensor norm_relu_inference(const torch::Tensor& x, const torch::nn::BatchNorm2dImpl& norm,
                                   const torch::Tensor& residual) {
   const int64_t C = x.size(1);

@@ -19,8 +19,8 @@ eval::SituationCard evaluate_position_set(const EvaluatedNet& net, const std::st
   const std::vector<std::string> fens = read_position_list(path);
   const size_t batch = size_t(o.batch_size);
   eval::SituationCard card;
-  // The positions are scored on every thread (the net's threads wait meanwhile): scored on one,
-  // they were an eighth of the three-piece set's time on one thread, more on two (docs/benchmarks.md).
+  // The positions are scored on every thread (the net's threads wait meanwhile): on one, the
+  // scoring held up the second core for a large set (docs/benchmarks.md#log-2026-12-06-inference).
   ThreadPool pool(worker_threads(o.threads));
   std::vector<eval::SituationCard::Scored> scored;
   Progress progress("positions", fens.size(), !o.quiet && stderr_is_terminal());
