@@ -1,7 +1,7 @@
 // The CPU kernels for 8x8 boards (train and evaluate --kernels board), behind this one header:
 // the resnet's 3x3 convolutions (Winograd F(4x4,3x3) in fp32; the weight gradient in bf16 on
-// AVX512-BF16), its batch norm + residual + ReLU, the pairs head's scores, and the training
-// loss's per-row BCE. Each is one autograd node (or a plain loop) giving torch's numbers up to
+// AVX512-BF16), its batch norm + residual + ReLU, the pairs head's scores, the ray scan of
+// --mixing rays, and the training loss's per-row BCE. Each is one autograd node (or a plain loop) giving torch's numbers up to
 // rounding, with the weights in torch's layouts: the model file does not change. What runs them,
 // and when, is compute/arithmetic.h's policy. Code outside kernels/ includes this header only;
 // its two torch-free parts (cpu_isa.h, bce_rows.h) serve the torch-free sources beside it.
@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include <array>
 #include <cstdint>
 
 #include "kernels/bce_rows.h"
@@ -74,6 +75,25 @@ bool board_pair_scores_applies(const torch::Tensor& squares);
 // squares [B, 64, 2d]: each square's query (channels 0..d) and key (d..2d). The result is
 // [B, 4096], score from * 64 + to = query(from) . key(to) / sqrt(d); differentiable in squares.
 torch::Tensor board_pair_scores(const torch::Tensor& squares);
+
+// ---- the ray scan (resnet --mixing rays) -----------------------------------------------------
+
+// The 8 directions of a ray scan, as (rank step, file step); the order of h's direction axis.
+inline constexpr std::array<std::array<int, 2>, 8> RAY_DIRECTIONS{
+    {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}, {1, -1}, {-1, 1}, {-1, -1}}};
+
+// Whether board_ray_scan handles `projected`: a contiguous CPU fp32 [B, 64, 2R] (under bf16
+// autocast too: the scan is a walk, no product autocast would lower). Otherwise the caller scans
+// with torch's ops (nn/models.cpp: RayScan).
+bool board_ray_scan_applies(const torch::Tensor& projected);
+// projected [B, 64, 2R] (square = rank * 8 + file): each square's values v (channels 0..R) and
+// gate logits (R..2R), g = sigmoid(logit). For each board, square s, direction d and channel:
+// h[s][d] = sum over k >= 1 of v[s - k d] * g[s - d] * ... * g[s - (k-1) d], the board's edge
+// stopping the sum: what reaches s moving along d, each square passing on what reaches it times
+// its gate (a blocker is a gate near 0). The result is h [B, 64, 8, R]; differentiable in
+// `projected`. One walk along each ray, forward and backward, with the sigmoid inside, where
+// torch's ops need log2(8) doubling steps of gathers over the whole batch.
+torch::Tensor board_ray_scan(const torch::Tensor& projected);
 
 // ---- the training loss's rows: bce_rows.h (BceRow, bce_row) -------------------------------
 

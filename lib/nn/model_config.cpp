@@ -1,5 +1,6 @@
 #include "nn/model_config.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -74,16 +75,21 @@ const ModelSpec RESNET{
       const double d = c.channels;
       // Line mixing is one [64 x 64] matrix per channel applied densely (nn/models.h: LineMixing).
       const double lines = c.mixing == Mixing::LINES ? 2 * BOARD_SQUARES * BOARD_SQUARES * d : 0;
+      // A ray scan: its two linear maps per square (d -> 2r and 8r -> d); the walks' 2 per value.
+      const double r = ray_scan_width(c.channels);
+      const double rays =
+          c.mixing == Mixing::RAYS ? 2 * BOARD_SQUARES * (d * 2 * r + 8 * r * d) + 2 * BOARD_SQUARES * 8 * r : 0;
       // The pairs head: a 1x1 convolution to a query and a key per square, their 64 x 64 products.
       const double pairs = c.policy_head == PolicyHead::PAIRS
                                ? 2 * BOARD_SQUARES * d * 2 * d + 2 * BOARD_SQUARES * BOARD_SQUARES * d
                                : 0;
-      return conv3x3_flops(input_floats(c), d) + c.blocks * (2.0 * conv3x3_flops(d, d) + lines) +
+      return conv3x3_flops(input_floats(c), d) + c.blocks * (2.0 * conv3x3_flops(d, d) + lines + rays) +
              2 * BOARD_SQUARES * d * 64 + pairs;
     },
     [](const ModelConfig& c) {
       const int64_t in = c.input_planes(), d = c.channels;
-      return in * 9 * d + c.blocks * 2 * 9 * d * d + d * 64 + (c.policy_head == PolicyHead::PAIRS ? 2 * d * d : 0) +
+      const int64_t r = ray_scan_width(c.channels), rays = c.mixing == Mixing::RAYS ? d * 2 * r + 8 * r * d : 0;
+      return in * 9 * d + c.blocks * (2 * 9 * d * d + rays) + d * 64 + (c.policy_head == PolicyHead::PAIRS ? 2 * d * d : 0) +
              (c.rules_head ? d * encode::ATTACK_PLANES : 0);
     },
     [](const ModelConfig& c) {

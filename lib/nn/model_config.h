@@ -35,11 +35,17 @@ struct SizeMeanings {
 constexpr ModelSizes MAX_SIZES{.hidden = 65536, .blocks = 256, .channels = 4096, .heads = 64};
 
 // resnet: "lines" mixes each block's features along the rank, file and both diagonals of every
-// square (LineMixing in nn/models.h), so one block carries a line across the board; "none" (the
-// default, and files written before the option) is the plain 3x3 block.
-enum class Mixing { NONE, LINES };
+// square (LineMixing in nn/models.h), so one block carries a line across the board; "rays" carries
+// them along each of the 8 directions through gates each square learns (RayScan), so a line can
+// stop at a blocker; "none" (the default, and files written before the option) is the plain 3x3
+// block.
+enum class Mixing { NONE, LINES, RAYS };
+// A ray scan's width R: its values and gates per square (channels / 4; 8 directions each, so
+// 2 x channels features a square reach its output map).
+inline int ray_scan_width(int channels) { return channels / 4 > 1 ? channels / 4 : 1; }
 // train --mixing, the model file's "mixing".
-inline constexpr std::array<Choice<Mixing>, 2> MIXINGS{{{Mixing::NONE, "none"}, {Mixing::LINES, "lines"}}};
+inline constexpr std::array<Choice<Mixing>, 3> MIXINGS{
+    {{Mixing::NONE, "none"}, {Mixing::LINES, "lines"}, {Mixing::RAYS, "rays"}}};
 
 // resnet: "types" (the default, and files written before the option) scores a move from its
 // from-square alone, one 1x1-convolution channel per move type; "pairs" adds the scaled dot

@@ -186,7 +186,63 @@ torch::Tensor norm_relu(torch::nn::BatchNorm2d& norm, const torch::Tensor& x, Ke
 
 }  // namespace
 
-ResidualBlockImpl::ResidualBlockImpl(int channels, bool squeeze_excitation, bool line_mixing) {
+namespace {
+
+// The square `steps` steps back from `square` along direction d, or 64 (the padding square) off
+// the board; the padding square stays itself.
+int64_t back(int64_t square, size_t d, int64_t steps) {
+  if (square == 64) return 64;
+  const auto [dr, df] = RAY_DIRECTIONS[d];
+  const int64_t rank = square / 8 - steps * dr, file = square % 8 - steps * df;
+  return rank >= 0 && rank < 8 && file >= 0 && file < 8 ? rank * 8 + file : 64;
+}
+
+// Over [8 directions][65 squares]: each entry's source `steps` back, within one board's squares
+// (first, from [65]) or within its own direction (doubling steps, from [8][65]).
+std::vector<int64_t> ray_gather(int64_t steps, bool within_direction) {
+  std::vector<int64_t> index;
+  for (size_t d = 0; d < RAY_DIRECTIONS.size(); ++d)
+    for (int64_t s = 0; s <= 64; ++s) index.push_back((within_direction ? int64_t(d) * 65 : 0) + back(s, d, steps));
+  return index;
+}
+
+}  // namespace
+
+RayScanImpl::RayScanImpl(int channels)
+    : rays(ray_scan_width(channels)),
+      first_step(ray_gather(1, false)),
+      doubling{DeviceIndex(ray_gather(1, true)), DeviceIndex(ray_gather(2, true)), DeviceIndex(ray_gather(4, true))} {
+  project = register_module("project", torch::nn::Linear(channels, 2 * rays));
+  out = register_module("out", torch::nn::Linear(torch::nn::LinearOptions(int64_t(RAY_DIRECTIONS.size()) * rays, channels).bias(false)));
+}
+
+torch::Tensor RayScanImpl::scan_torch(const torch::Tensor& values, const torch::Tensor& gates) {
+  // h = a + b * shift(h) with a = shift(v), b = shift(g), shift one square back along d: after
+  // doubling steps of 1, 2 and 4 squares (A += B * shift(A), B *= shift(B)) A sums all 7.
+  const int64_t boards = values.size(0), r = values.size(2), directions = int64_t(RAY_DIRECTIONS.size());
+  const auto pad = [](const torch::Tensor& t) { return torch::constant_pad_nd(t, {0, 0, 0, 1}); };  // square 64 = 0
+  const auto& first = first_step.on(values.device());
+  auto a = pad(values).index_select(1, first), b = pad(gates).index_select(1, first);  // [B, 8*65, R]
+  for (size_t i = 0; i < doubling.size(); ++i) {
+    const auto& index = doubling[i].on(values.device());
+    a = a + b * a.index_select(1, index);
+    if (i + 1 < doubling.size()) b = b * b.index_select(1, index);
+  }
+  return a.view({boards, directions, 65, r}).narrow(2, 0, 64).permute({0, 2, 1, 3}).contiguous();
+}
+
+torch::Tensor RayScanImpl::forward(torch::Tensor x, Kernels kernels) {
+  const int64_t boards = x.size(0), channels = x.size(1);
+  // [B,C,8,8] -> [B,64,C] (a view when x is channels-last) -> values and gate logits [B,64,2R]
+  const auto projected = project(x.permute({0, 2, 3, 1}).reshape({boards, 64, channels}));
+  const auto h = kernels == Kernels::BOARD && x.device().is_cpu()
+                     ? board_ray_scan(projected.to(torch::kFloat).contiguous())
+                     : scan_torch(projected.narrow(2, 0, rays), torch::sigmoid(projected.narrow(2, rays, rays)));
+  const auto mixed = out(h.reshape({boards, 64, int64_t(RAY_DIRECTIONS.size()) * rays}));
+  return x + mixed.reshape({boards, 8, 8, channels}).permute({0, 3, 1, 2});
+}
+
+ResidualBlockImpl::ResidualBlockImpl(int channels, bool squeeze_excitation, Mixing mixing) {
   auto conv = [&] { return torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, channels, 3).padding(1).bias(false)); };
   conv1 = register_module("conv1", conv());
   bn1 = register_module("bn1", torch::nn::BatchNorm2d(channels));
@@ -196,12 +252,14 @@ ResidualBlockImpl::ResidualBlockImpl(int channels, bool squeeze_excitation, bool
     se_reduce = register_module("se_reduce", torch::nn::Linear(channels, std::max(channels / 4, 4)));
     se_expand = register_module("se_expand", torch::nn::Linear(std::max(channels / 4, 4), channels));
   }
-  if (line_mixing) lines = register_module("lines", LineMixing(channels));
+  if (mixing == Mixing::LINES) lines = register_module("lines", LineMixing(channels));
+  if (mixing == Mixing::RAYS) rays = register_module("rays", RayScan(channels));
 }
 
 torch::Tensor ResidualBlockImpl::forward(torch::Tensor x) {
   auto h = norm_relu(bn1, conv3x3(conv1, x, kernels), kernels);
   if (lines) h = lines(h);
+  if (rays) h = rays(h, kernels);
   if (!se_reduce) return norm_relu(bn2, conv3x3(conv2, h, kernels), kernels, x);
   const auto y = bn2(conv3x3(conv2, h, kernels));
   const auto s = torch::sigmoid(se_expand(torch::relu(se_reduce(y.mean({2, 3})))));
@@ -214,7 +272,7 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
   stem_bn = register_module("stem_bn", torch::nn::BatchNorm2d(c.channels));
   tower = register_module("tower", torch::nn::Sequential());
   for (int b = 0; b < c.blocks; ++b)
-    tower->push_back(ResidualBlock(c.channels, c.squeeze_excitation, c.mixing == Mixing::LINES));
+    tower->push_back(ResidualBlock(c.channels, c.squeeze_excitation, c.mixing));
   policy = register_module("policy", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 64, /*kernel_size=*/1)));
   // policy output [B, type, rank, file] flattens to type * 64 + from.
   std::vector<int64_t> source(encode::MOVE_INDICES, 64 * 64), type_major, square_major;

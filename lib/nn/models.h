@@ -4,6 +4,8 @@
 
 #include <torch/torch.h>
 
+#include <array>
+
 #include "compute/choices.h"
 #include "nn/model_config.h"
 
@@ -126,15 +128,42 @@ struct LineMixingImpl : torch::nn::Module {
 };
 TORCH_MODULE(LineMixing);
 
-// One residual block: conv-BN-ReLU (-line mixing) -conv-BN (+ squeeze-excitation), skip, ReLU.
+// Rays: a slider moves until the first piece in its way, a check or a pin runs along a line up to
+// a blocker; line mixing (above) sees a whole line at once but cannot tell what stands between.
+// A ray scan carries features along each of the 8 directions square by square, each square
+// passing on what reaches it times a gate it computes: out = x + W_out h, where per square a
+// linear map of x gives R values v and R gates g = sigmoid(.), and h[s][d] = v[s-d] + g[s-d] *
+// h[s-d][d] along direction d (kernels.h: board_ray_scan; RAY_DIRECTIONS). With v = 1 and g =
+// "the square is empty", h counts the empty squares before the first blocker: the net learns
+// its v and g, told nothing of pieces or rules. R = ray_scan_width(channels).
+struct RayScanImpl : torch::nn::Module {
+  explicit RayScanImpl(int channels);
+  // x [B,C,8,8] -> [B,C,8,8]: the board kernels' scan where kernels is BOARD on a CPU, torch's
+  // ops (the same sums in log2(8) doubling steps of gathers) otherwise.
+  torch::Tensor forward(torch::Tensor x, Kernels kernels = Kernels::TORCH);
+  // values, gates [B,64,R] -> h [B,64,8,R] with torch's ops (CUDA, --kernels torch, the tests'
+  // reference).
+  torch::Tensor scan_torch(const torch::Tensor& values, const torch::Tensor& gates);
+  int64_t rays;
+  torch::nn::Linear project{nullptr}, out{nullptr};  // x -> values and gates; h -> x's channels
+  // Gathers over a board padded with a zero square 64: the first step's, from [64+1] squares to
+  // [8 directions][64+1]; then the doubling steps' (1, 2, 4 squares back) within each direction.
+  DeviceIndex first_step;
+  std::array<DeviceIndex, 3> doubling;
+};
+TORCH_MODULE(RayScan);
+
+// One residual block: conv-BN-ReLU (-line mixing or ray scan) -conv-BN (+ squeeze-excitation),
+// skip, ReLU.
 struct ResidualBlockImpl : torch::nn::Module {
-  ResidualBlockImpl(int channels, bool squeeze_excitation, bool line_mixing = false);
+  ResidualBlockImpl(int channels, bool squeeze_excitation, Mixing mixing = Mixing::NONE);
   torch::Tensor forward(torch::Tensor x);
   torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
   Kernels kernels = Kernels::TORCH;
   torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
   torch::nn::Linear se_reduce{nullptr}, se_expand{nullptr};
   LineMixing lines{nullptr};
+  RayScan rays{nullptr};
 };
 TORCH_MODULE(ResidualBlock);
 

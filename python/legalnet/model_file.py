@@ -50,7 +50,7 @@ CONFIG_KEYS = (("kind", str, None), ("hidden", int, None), ("blocks", int, None)
                # "inputs" before the name was made one; neither before the attack planes
                ("input_kind", str, "planes"), ("inputs", str, "planes"),
                ("rules_head", bool, False))  # absent in nets trained without train --rules-weight
-MIXINGS = ("none", "lines")  # nn::MIXINGS
+MIXINGS = ("none", "lines", "rays")  # nn::MIXINGS
 POLICY_HEADS = ("types", "pairs")  # nn::POLICY_HEADS
 _MAX_SIZE = 65536
 

@@ -120,8 +120,58 @@ class LineMixing(nn.Module):
         return x + mixed.reshape(b, 8, 8, c).permute(0, 3, 1, 2)
 
 
+RAY_DIRECTIONS = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)]  # nn::RAY_DIRECTIONS
+
+
+def _ray_gather(steps, within_direction):
+    """Over [8 directions][65 squares] (square 64 a zero pad): each entry's source `steps` squares
+    back along its direction, within one board's 65 squares or within its own direction's."""
+    index = []
+    for d, (dr, df) in enumerate(RAY_DIRECTIONS):
+        for s in range(65):
+            rank, file = s // 8 - steps * dr, s % 8 - steps * df
+            source = rank * 8 + file if s < 64 and 0 <= rank < 8 and 0 <= file < 8 else 64
+            index.append((d * 65 if within_direction else 0) + source)
+    return torch.tensor(index, dtype=torch.long)
+
+
+class RayScan(nn.Module):
+    """RayScanImpl of lib/nn/models.h: x plus a linear map of what reaches each square along each
+    of the 8 directions, h[s][d] = v[s-d] + g[s-d] * h[s-d][d], with values v and gates
+    g = sigmoid(.) a linear map of each square's features (R = channels / 4 of each, nn::ray_scan_width)."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.rays = max(channels // 4, 1)
+        self.project = nn.Linear(channels, 2 * self.rays)
+        self.out = nn.Linear(8 * self.rays, channels, bias=False)
+        self.register_buffer("first_step", _ray_gather(1, False), persistent=False)
+        self.register_buffer("step1", _ray_gather(1, True), persistent=False)
+        self.register_buffer("step2", _ray_gather(2, True), persistent=False)
+        self.register_buffer("step4", _ray_gather(4, True), persistent=False)
+
+    def scan(self, values, gates):
+        """values, gates [B, 64, R] -> h [B, 64, 8, R], in doubling steps of 1, 2 and 4 squares."""
+        b, r = values.shape[0], values.shape[2]
+        a = nn.functional.pad(values, (0, 0, 0, 1)).index_select(1, self.first_step)
+        g = nn.functional.pad(gates, (0, 0, 0, 1)).index_select(1, self.first_step)
+        a = a + g * a.index_select(1, self.step1)
+        g = g * g.index_select(1, self.step1)
+        a = a + g * a.index_select(1, self.step2)
+        g = g * g.index_select(1, self.step2)
+        a = a + g * a.index_select(1, self.step4)
+        return a.view(b, 8, 65, r)[:, :, :64].permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        b, c = x.shape[0], x.shape[1]
+        both = self.project(x.permute(0, 2, 3, 1).reshape(b, 64, c))
+        h = self.scan(both[:, :, :self.rays], torch.sigmoid(both[:, :, self.rays:]))
+        mixed = self.out(h.reshape(b, 64, 8 * self.rays))
+        return x + mixed.reshape(b, 8, 8, c).permute(0, 3, 1, 2)
+
+
 class ResidualBlock(nn.Module):
-    def __init__(self, channels, squeeze_excitation, line_mixing=False):
+    def __init__(self, channels, squeeze_excitation, mixing="none"):
         super().__init__()
         self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(channels)
@@ -130,12 +180,15 @@ class ResidualBlock(nn.Module):
         reduced = max(channels // 4, 4)
         self.se_reduce = nn.Linear(channels, reduced) if squeeze_excitation else None
         self.se_expand = nn.Linear(reduced, channels) if squeeze_excitation else None
-        self.lines = LineMixing(channels) if line_mixing else None
+        self.lines = LineMixing(channels) if mixing == "lines" else None
+        self.rays = RayScan(channels) if mixing == "rays" else None
 
     def forward(self, x):
         h = torch.relu(self.bn1(self.conv1(x)))
         if self.lines is not None:
             h = self.lines(h)
+        if self.rays is not None:
+            h = self.rays(h)
         y = self.bn2(self.conv2(h))
         # Tested on the attributes themselves: TorchScript drops the branch when they are None.
         if self.se_reduce is not None and self.se_expand is not None:
@@ -149,8 +202,8 @@ class ResNet(nn.Module):
         super().__init__()
         self.stem = nn.Conv2d(planes, c["channels"], 3, padding=1, bias=False)
         self.stem_bn = nn.BatchNorm2d(c["channels"])
-        lines = c.get("mixing", "none") == "lines"  # absent in files written before line mixing
-        self.tower = nn.Sequential(*[ResidualBlock(c["channels"], c["squeeze_excitation"], lines)
+        mixing = c.get("mixing", "none")  # absent in files written before line mixing
+        self.tower = nn.Sequential(*[ResidualBlock(c["channels"], c["squeeze_excitation"], mixing)
                                      for _ in range(c["blocks"])])
         self.policy = nn.Conv2d(c["channels"], 64, 1)
         self.head = IndexHead(_move_type_source())

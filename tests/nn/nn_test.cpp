@@ -54,6 +54,12 @@ ModelConfig lines(ModelConfig c) {
   return c.resolved();
 }
 
+// A resnet whose blocks scan along rays (ModelConfig::mixing).
+ModelConfig rays(ModelConfig c) {
+  c.mixing = Mixing::RAYS;
+  return c.resolved();
+}
+
 // A resnet with the pairs head (ModelConfig::policy_head).
 ModelConfig pairs(ModelConfig c) {
   c.policy_head = PolicyHead::PAIRS;
@@ -75,7 +81,8 @@ TEST(Models, ShapesAndFixedOffIndices) {
   ModelConfig resnet_state = config("resnet", 0, 2, 8);
   resnet_state.inputs = encode::InputKind::STATE_ATTACKS;
   for (const auto& c : {config("mlp", 32, 0, 0), config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attacks,
-                        attention, resnet_state, lines(config("resnet", 0, 2, 8)), pairs(config("resnet", 0, 2, 8))}) {
+                        attention, resnet_state, lines(config("resnet", 0, 2, 8)), rays(config("resnet", 0, 2, 8)),
+                        pairs(config("resnet", 0, 2, 8))}) {
     const auto planes = torch::randn({3, c.input_planes(), 8, 8});
     auto net = make_model(c);
     const auto logits = net->forward(planes);
@@ -96,6 +103,10 @@ TEST(Models, ShapesAndFixedOffIndices) {
   EXPECT_DOUBLE_EQ(r6.forward_flops(), 2.0 * 64 * 18 * 32 * 9 + 12 * 2.0 * 64 * 32 * 32 * 9 + 2.0 * 64 * 32 * 64);
   // Line mixing adds one [64,64] matrix per channel and block, applied densely.
   EXPECT_DOUBLE_EQ(lines(r6).forward_flops(), r6.forward_flops() + 6 * 2.0 * 64 * 64 * 32);
+  // A ray scan: per block and square 32 -> 2 x 8 values and gates, 8 x 8 -> 32, and the walks.
+  EXPECT_DOUBLE_EQ(rays(r6).forward_flops(),
+                   r6.forward_flops() + 6 * (2.0 * 64 * (32 * 16 + 64 * 32) + 2.0 * 64 * 8 * 8));
+  EXPECT_EQ(rays(r6).min_parameters(), r6.min_parameters() + 6 * (32 * 16 + 64 * 32));
   // The pairs head: a 1x1 convolution to query and key, then 64 x 64 dot products.
   EXPECT_DOUBLE_EQ(pairs(r6).forward_flops(), r6.forward_flops() + 2.0 * 64 * 32 * 64 + 2.0 * 64 * 64 * 32);
   EXPECT_EQ(pairs(r6).min_parameters(), r6.min_parameters() + 2 * 32 * 32);
@@ -148,15 +159,17 @@ TEST(Models, LineMixingSeesAWholeLineInOneBlock) {
   // The matrices hold each channel's 56 weights, each once per pair of squares a line joins.
   EXPECT_EQ(mixing->matrices().ne(0).sum().item<int64_t>(), 4 * 1456);  // 1456 = queen moves on an empty board
 
-  for (const bool with_lines : {false, true}) {
-    ResidualBlock block(8, /*squeeze_excitation=*/false, with_lines);
+  // Lines and rays alike reach the far ends of a1's lines in one block.
+  for (const Mixing mixing : {Mixing::NONE, Mixing::LINES, Mixing::RAYS}) {
+    ResidualBlock block(8, /*squeeze_excitation=*/false, mixing);
     block->eval();
     const auto a = torch::randn({1, 8, 8, 8});
     auto b = a.clone();
     b.index_put_({0, torch::indexing::Slice(), 0, 0}, 5.0);  // square a1's features
     const auto delta = (block(b) - block(a)).abs().amax(1)[0];
+    const bool far = mixing != Mixing::NONE;
     for (const auto& [row, column] : {std::pair{7, 7}, std::pair{0, 7}, std::pair{7, 0}})
-      EXPECT_EQ(delta[row][column].item<float>() > 0, with_lines) << row << "," << column << " lines " << with_lines;
+      EXPECT_EQ(delta[row][column].item<float>() > 0, far) << row << "," << column << " " << choice_of(MIXINGS, mixing).name;
     EXPECT_GT(delta[1][1].item<float>(), 0);  // a neighbour is reached either way
   }
 }
@@ -169,7 +182,7 @@ TEST(Models, TheLossOnTrainedLogitsIsTheLossOnAll4096) {
   ModelConfig attention = config("attention", 0, 2, 16);
   const Batch b = batch_of_all(first_rows(24));
   for (const auto& c : {config("mlp", 32, 0, 0), full, config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attention,
-                        lines(config("resnet", 0, 2, 8)), pairs(config("resnet", 0, 2, 8))})
+                        lines(config("resnet", 0, 2, 8)), rays(config("resnet", 0, 2, 8)), pairs(config("resnet", 0, 2, 8))})
     for (const bool channels_last : {false, true}) {
       const std::string what = c.describe() + (channels_last ? " channels-last" : "");
       torch::manual_seed(3);
@@ -227,7 +240,8 @@ TEST(Models, TheConfigRoundTripsAndOldFilesMeanThePredecessorsPlanes) {
   std::string spirals = r.to_json();
   spirals.replace(spirals.find("\"lines\""), 7, "\"spirals\"");
   EXPECT_EQ(test::error_of([&] { ModelConfig::from_json(spirals); }),
-            "unknown mixing 'spirals' (expected none | lines)");
+            "unknown mixing 'spirals' (expected none | lines | rays)");
+  EXPECT_EQ(rays(config("resnet", 0, 2, 8)).describe(), "resnet 2x8 rays");
   EXPECT_EQ(old.policy_head, PolicyHead::TYPES);  // files written before the pairs head
   ModelConfig p = pairs(config("resnet", 0, 2, 8));
   EXPECT_EQ(ModelConfig::from_json(p.to_json()).to_json(), p.to_json());
@@ -311,6 +325,7 @@ std::vector<PythonCase> python_cases() {
           {"attention_state", with(config("attention", 24, 2, 16), encode::InputKind::STATE)},
           {"attention_state_attacks", with(config("attention", 0, 1, 8), encode::InputKind::STATE_ATTACKS)},
           {"resnet_lines_state", with(lines(config("resnet", 0, 2, 8)), encode::InputKind::STATE)},
+          {"resnet_rays_state", with(rays(config("resnet", 0, 2, 8)), encode::InputKind::STATE)},
           {"resnet_pairs_state", with(pairs(config("resnet", 0, 2, 8)), encode::InputKind::STATE)},
           {"resnet_pairs_rules_state", with(rules, encode::InputKind::STATE)}};
 }

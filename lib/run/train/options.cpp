@@ -135,8 +135,9 @@ Rows model_rows() {
           .inside_fact()
           .keep_on_resume(),
       R::choice(MODEL_FIELD(mixing), "--mixing", "model/mixing", nn::MIXINGS,
-                "resnet: none, or lines (each block also mixes features along every square's rank, file and "
-                "diagonals: one block sees a whole line)")
+                "resnet: none; lines (each block also mixes features along every square's rank, file and "
+                "diagonals: one block sees a whole line); or rays (each block also carries features along the 8 "
+                "directions square by square through gates it learns: a line that stops at a blocker)")
           .inside_fact()
           .keep_on_resume(),
       R::choice(MODEL_FIELD(policy_head), "--policy-head", "model/policy_head", nn::POLICY_HEADS,
