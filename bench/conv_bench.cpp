@@ -7,7 +7,9 @@
 // kernels' (torch's forward and input gradient, our weight gradient: board_conv3x3_bf16). Then
 // the batch norm + residual + ReLU after such a convolution in training, forward + backward:
 // torch's BatchNorm2d, add and relu against the board kernels' one node (kernels/kernels.h), and
-// the same in evaluation mode without gradients (inference).
+// the same in evaluation mode without gradients (inference). Last the ray scan layer of
+// --mixing rays (nn::RayScan on the output's channels, its two linear maps included) forward +
+// backward: torch's doubling gathers against the board kernel's walk.
 // Usage: legalnet_conv_bench [BATCH=train's] [CHANNELS_IN=32] [CHANNELS_OUT=32] [THREADS=0] [ROUNDS=5] [TILE=4]
 #include <fmt/core.h>
 
@@ -20,6 +22,7 @@
 #include "compute/device.h"
 #include "kernels/kernels.h"
 #include "kernels/tile_gemm.h"
+#include "nn/models.h"
 #include "run/train/options.h"
 
 using namespace legalnet;
@@ -99,6 +102,14 @@ int main(int argc, char** argv) {
     norms[2].push_back(time_of([&] { return torch::relu(norm(conv_out) + residual); }));
     norms[3].push_back(time_of([&] { return board_norm_relu(conv_out, *norm, residual); }));
   }
+  // The ray scan layer, forward + backward, on either scan.
+  RayScan rays(static_cast<int>(k));
+  std::vector<double> scans[2];
+  for (int r = 0; r < rounds; ++r)
+    for (int i = 0; i < 2; ++i)
+      scans[i].push_back(time_of([&] {
+        torch::autograd::backward({rays->forward(conv_out, i == 0 ? Kernels::TORCH : Kernels::BOARD)}, {gy});
+      }));
   const double flop = 2.0 * double(batch) * 64 * double(c * k) * 9;
   const std::string cpu = cpu_model_name();
   const char* onednn = std::getenv("ONEDNN_MAX_CPU_ISA");
@@ -118,4 +129,7 @@ int main(int argc, char** argv) {
     fmt::print("  {:<20} torch {:8.3f} ms                    board {:8.3f} ms                    {:.2f}x\n",
                norm_what[i], a * 1e3, b * 1e3, a / b);
   }
+  const double a = median(scans[0]), b = median(scans[1]);
+  fmt::print("  {:<20} torch {:8.3f} ms                    board {:8.3f} ms                    {:.2f}x\n",
+             "ray scan layer f+b", a * 1e3, b * 1e3, a / b);
 }

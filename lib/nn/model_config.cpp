@@ -89,8 +89,8 @@ const ModelSpec RESNET{
     [](const ModelConfig& c) {
       const int64_t in = c.input_planes(), d = c.channels;
       const int64_t r = ray_scan_width(c.channels), rays = c.mixing == Mixing::RAYS ? d * 2 * r + 8 * r * d : 0;
-      return in * 9 * d + c.blocks * (2 * 9 * d * d + rays) + d * 64 + (c.policy_head == PolicyHead::PAIRS ? 2 * d * d : 0) +
-             (c.rules_head ? d * encode::ATTACK_PLANES : 0);
+      return in * 9 * d + c.blocks * (2 * 9 * d * d + rays) + d * 64 +
+             (c.policy_head == PolicyHead::PAIRS ? 2 * d * d : 0) + (c.rules_head ? d * encode::ATTACK_PLANES : 0);
     },
     [](const ModelConfig& c) {
       return "resnet " + size_of(c) + (c.squeeze_excitation ? " se" : "") +

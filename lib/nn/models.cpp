@@ -126,45 +126,6 @@ torch::Tensor ConvNetImpl::forward(torch::Tensor planes) {
 
 namespace {
 
-// The tap of each (square, square) pair, squares numbered row * 8 + column of the planes (the
-// table is the same whichever of the two is the rank: lines map to lines).
-std::vector<int64_t> line_taps() {
-  std::vector<int64_t> tap(64 * 64, LineMixingImpl::TAPS);
-  const int steps[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};  // along a row, a column, both diagonals
-  for (int direction = 0; direction < 4; ++direction)
-    for (int from = 0; from < 64; ++from)
-      for (int distance = -7; distance <= 7; ++distance) {
-        const int row = from / 8 + distance * steps[direction][0], column = from % 8 + distance * steps[direction][1];
-        if (distance == 0 || row < 0 || row > 7 || column < 0 || column > 7) continue;
-        tap[size_t(from * 64 + row * 8 + column)] = direction * 14 + (distance < 0 ? distance + 7 : distance + 6);
-      }
-  return tap;
-}
-
-}  // namespace
-
-LineMixingImpl::LineMixingImpl(int channels) : tap_of(line_taps()) {
-  // The bound of torch's default initialisation of a layer with TAPS inputs.
-  const double bound = 1 / std::sqrt(double(TAPS));
-  weight = register_parameter("weight", torch::empty({channels, TAPS}).uniform_(-bound, bound));
-}
-
-torch::Tensor LineMixingImpl::matrices() {
-  const int64_t channels = weight.size(0);
-  // [C,TAPS] -> [C,TAPS+1] (the last a zero: squares off each other's lines) -> [C,64,64]
-  return torch::constant_pad_nd(weight, {0, 1}).index_select(1, tap_of.on(weight.device())).view({channels, 64, 64});
-}
-
-torch::Tensor LineMixingImpl::forward(torch::Tensor x) {
-  const int64_t batch = x.size(0), channels = x.size(1);
-  // [B,C,8,8] -> [B,64,C] (a view when x is channels-last) -> mixed [B,64,C] -> back as [B,C,8,8]
-  const auto squares = x.permute({0, 2, 3, 1}).reshape({batch, 64, channels});
-  const auto mixed = torch::einsum("cij,bjc->bic", {matrices(), squares});
-  return x + mixed.reshape({batch, 8, 8, channels}).permute({0, 3, 1, 2});
-}
-
-namespace {
-
 // A 3x3 convolution (padding 1, no bias) by the kernels asked for; the board kernels take
 // what they can (CPU, 8x8; fp32 all of it, bf16 the weight gradient) and leave the rest to torch.
 torch::Tensor conv3x3(torch::nn::Conv2d& conv, const torch::Tensor& x, Kernels kernels) {
@@ -185,62 +146,6 @@ torch::Tensor norm_relu(torch::nn::BatchNorm2d& norm, const torch::Tensor& x, Ke
 }
 
 }  // namespace
-
-namespace {
-
-// The square `steps` steps back from `square` along direction d, or 64 (the padding square) off
-// the board; the padding square stays itself.
-int64_t back(int64_t square, size_t d, int64_t steps) {
-  if (square == 64) return 64;
-  const auto [dr, df] = RAY_DIRECTIONS[d];
-  const int64_t rank = square / 8 - steps * dr, file = square % 8 - steps * df;
-  return rank >= 0 && rank < 8 && file >= 0 && file < 8 ? rank * 8 + file : 64;
-}
-
-// Over [8 directions][65 squares]: each entry's source `steps` back, within one board's squares
-// (first, from [65]) or within its own direction (doubling steps, from [8][65]).
-std::vector<int64_t> ray_gather(int64_t steps, bool within_direction) {
-  std::vector<int64_t> index;
-  for (size_t d = 0; d < RAY_DIRECTIONS.size(); ++d)
-    for (int64_t s = 0; s <= 64; ++s) index.push_back((within_direction ? int64_t(d) * 65 : 0) + back(s, d, steps));
-  return index;
-}
-
-}  // namespace
-
-RayScanImpl::RayScanImpl(int channels)
-    : rays(ray_scan_width(channels)),
-      first_step(ray_gather(1, false)),
-      doubling{DeviceIndex(ray_gather(1, true)), DeviceIndex(ray_gather(2, true)), DeviceIndex(ray_gather(4, true))} {
-  project = register_module("project", torch::nn::Linear(channels, 2 * rays));
-  out = register_module("out", torch::nn::Linear(torch::nn::LinearOptions(int64_t(RAY_DIRECTIONS.size()) * rays, channels).bias(false)));
-}
-
-torch::Tensor RayScanImpl::scan_torch(const torch::Tensor& values, const torch::Tensor& gates) {
-  // h = a + b * shift(h) with a = shift(v), b = shift(g), shift one square back along d: after
-  // doubling steps of 1, 2 and 4 squares (A += B * shift(A), B *= shift(B)) A sums all 7.
-  const int64_t boards = values.size(0), r = values.size(2), directions = int64_t(RAY_DIRECTIONS.size());
-  const auto pad = [](const torch::Tensor& t) { return torch::constant_pad_nd(t, {0, 0, 0, 1}); };  // square 64 = 0
-  const auto& first = first_step.on(values.device());
-  auto a = pad(values).index_select(1, first), b = pad(gates).index_select(1, first);  // [B, 8*65, R]
-  for (size_t i = 0; i < doubling.size(); ++i) {
-    const auto& index = doubling[i].on(values.device());
-    a = a + b * a.index_select(1, index);
-    if (i + 1 < doubling.size()) b = b * b.index_select(1, index);
-  }
-  return a.view({boards, directions, 65, r}).narrow(2, 0, 64).permute({0, 2, 1, 3}).contiguous();
-}
-
-torch::Tensor RayScanImpl::forward(torch::Tensor x, Kernels kernels) {
-  const int64_t boards = x.size(0), channels = x.size(1);
-  // [B,C,8,8] -> [B,64,C] (a view when x is channels-last) -> values and gate logits [B,64,2R]
-  const auto projected = project(x.permute({0, 2, 3, 1}).reshape({boards, 64, channels}));
-  const auto h = kernels == Kernels::BOARD && x.device().is_cpu()
-                     ? board_ray_scan(projected.to(torch::kFloat).contiguous())
-                     : scan_torch(projected.narrow(2, 0, rays), torch::sigmoid(projected.narrow(2, rays, rays)));
-  const auto mixed = out(h.reshape({boards, 64, int64_t(RAY_DIRECTIONS.size()) * rays}));
-  return x + mixed.reshape({boards, 8, 8, channels}).permute({0, 3, 1, 2});
-}
 
 ResidualBlockImpl::ResidualBlockImpl(int channels, bool squeeze_excitation, Mixing mixing) {
   auto conv = [&] { return torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, channels, 3).padding(1).bias(false)); };
@@ -271,8 +176,7 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
       "stem", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.input_planes(), c.channels, 3).padding(1).bias(false)));
   stem_bn = register_module("stem_bn", torch::nn::BatchNorm2d(c.channels));
   tower = register_module("tower", torch::nn::Sequential());
-  for (int b = 0; b < c.blocks; ++b)
-    tower->push_back(ResidualBlock(c.channels, c.squeeze_excitation, c.mixing));
+  for (int b = 0; b < c.blocks; ++b) tower->push_back(ResidualBlock(c.channels, c.squeeze_excitation, c.mixing));
   policy = register_module("policy", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 64, /*kernel_size=*/1)));
   // policy output [B, type, rank, file] flattens to type * 64 + from.
   std::vector<int64_t> source(encode::MOVE_INDICES, 64 * 64), type_major, square_major;

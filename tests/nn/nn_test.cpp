@@ -80,9 +80,9 @@ TEST(Models, ShapesAndFixedOffIndices) {
   attention.inputs = encode::InputKind::STATE;
   ModelConfig resnet_state = config("resnet", 0, 2, 8);
   resnet_state.inputs = encode::InputKind::STATE_ATTACKS;
-  for (const auto& c : {config("mlp", 32, 0, 0), config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attacks,
-                        attention, resnet_state, lines(config("resnet", 0, 2, 8)), rays(config("resnet", 0, 2, 8)),
-                        pairs(config("resnet", 0, 2, 8))}) {
+  for (const auto& c :
+       {config("mlp", 32, 0, 0), config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attacks, attention, resnet_state,
+        lines(config("resnet", 0, 2, 8)), rays(config("resnet", 0, 2, 8)), pairs(config("resnet", 0, 2, 8))}) {
     const auto planes = torch::randn({3, c.input_planes(), 8, 8});
     auto net = make_model(c);
     const auto logits = net->forward(planes);
@@ -169,7 +169,8 @@ TEST(Models, LineMixingSeesAWholeLineInOneBlock) {
     const auto delta = (block(b) - block(a)).abs().amax(1)[0];
     const bool far = mixing != Mixing::NONE;
     for (const auto& [row, column] : {std::pair{7, 7}, std::pair{0, 7}, std::pair{7, 0}})
-      EXPECT_EQ(delta[row][column].item<float>() > 0, far) << row << "," << column << " " << choice_of(MIXINGS, mixing).name;
+      EXPECT_EQ(delta[row][column].item<float>() > 0, far)
+          << row << "," << column << " " << choice_of(MIXINGS, mixing).name;
     EXPECT_GT(delta[1][1].item<float>(), 0);  // a neighbour is reached either way
   }
 }
@@ -181,8 +182,9 @@ TEST(Models, TheLossOnTrainedLogitsIsTheLossOnAll4096) {
   full.geometric_head = false;
   ModelConfig attention = config("attention", 0, 2, 16);
   const Batch b = batch_of_all(first_rows(24));
-  for (const auto& c : {config("mlp", 32, 0, 0), full, config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attention,
-                        lines(config("resnet", 0, 2, 8)), rays(config("resnet", 0, 2, 8)), pairs(config("resnet", 0, 2, 8))})
+  for (const auto& c :
+       {config("mlp", 32, 0, 0), full, config("conv", 16, 2, 8), config("resnet", 0, 2, 8), attention,
+        lines(config("resnet", 0, 2, 8)), rays(config("resnet", 0, 2, 8)), pairs(config("resnet", 0, 2, 8))})
     for (const bool channels_last : {false, true}) {
       const std::string what = c.describe() + (channels_last ? " channels-last" : "");
       torch::manual_seed(3);

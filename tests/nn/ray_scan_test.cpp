@@ -52,7 +52,8 @@ TEST(RayScan, BothScansAreTheDefinitionWithItsGradients) {
     for (const bool board : {true, false}) {
       auto in = projection(v0, l0).requires_grad_(true);
       ASSERT_TRUE(board_ray_scan_applies(in));
-      const auto h = board ? board_ray_scan(in) : module->scan_torch(in.narrow(2, 0, r), torch::sigmoid(in.narrow(2, r, r)));
+      const auto h =
+          board ? board_ray_scan(in) : module->scan_torch(in.narrow(2, 0, r), torch::sigmoid(in.narrow(2, r, r)));
       h.backward(dh.to(torch::kFloat));
       const std::string who = what + (board ? ", board kernel" : ", torch's ops");
       ASSERT_EQ(h.sizes(), reference.sizes()) << who;
@@ -85,10 +86,10 @@ TEST(RayScan, ALineStopsAtTheFirstBlocker) {
       if (RAY_DIRECTIONS[d][0] == dr && RAY_DIRECTIONS[d][1] == df) return h[0][square][int64_t(d)][0].item<float>();
     return -1.0f;
   };
-  EXPECT_EQ(reach(g7, 1, 1), 3.0f);  // f6, e5, d4: c3, b2, a1 lie behind the blocker
-  EXPECT_EQ(reach(h8, 1, 1), 4.0f);  // g7, f6, e5, d4
-  EXPECT_EQ(reach(d8, 1, 0), 4.0f);  // d7, d6, d5, d4 up the file
-  EXPECT_EQ(reach(d4, 1, 1), 3.0f);  // the blocker itself sees c3, b2, a1
+  EXPECT_EQ(reach(g7, 1, 1), 3.0f);         // f6, e5, d4: c3, b2, a1 lie behind the blocker
+  EXPECT_EQ(reach(h8, 1, 1), 4.0f);         // g7, f6, e5, d4
+  EXPECT_EQ(reach(d8, 1, 0), 4.0f);         // d7, d6, d5, d4 up the file
+  EXPECT_EQ(reach(d4, 1, 1), 3.0f);         // the blocker itself sees c3, b2, a1
   EXPECT_EQ(reach(7 * 8 + 0, 1, 0), 7.0f);  // a8: the a-file is open
   EXPECT_EQ(reach(0, 1, 0), 0.0f);          // a1: nothing below the first rank
   // torch's doubling steps see the same.
@@ -98,10 +99,10 @@ TEST(RayScan, ALineStopsAtTheFirstBlocker) {
 TEST(RayScan, LeavesOtherShapesAndTypesToTorch) {
   const auto p = torch::randn({2, 64, 8});
   EXPECT_TRUE(board_ray_scan_applies(p));
-  EXPECT_FALSE(board_ray_scan_applies(p.to(torch::kDouble)));      // fp64
-  EXPECT_FALSE(board_ray_scan_applies(p.to(torch::kBFloat16)));    // bf16
-  EXPECT_FALSE(board_ray_scan_applies(torch::randn({2, 32, 8})));  // not 64 squares
-  EXPECT_FALSE(board_ray_scan_applies(torch::randn({2, 64, 5})));  // values and gates unpaired
+  EXPECT_FALSE(board_ray_scan_applies(p.to(torch::kDouble)));                       // fp64
+  EXPECT_FALSE(board_ray_scan_applies(p.to(torch::kBFloat16)));                     // bf16
+  EXPECT_FALSE(board_ray_scan_applies(torch::randn({2, 32, 8})));                   // not 64 squares
+  EXPECT_FALSE(board_ray_scan_applies(torch::randn({2, 64, 5})));                   // values and gates unpaired
   EXPECT_FALSE(board_ray_scan_applies(torch::randn({2, 64, 16}).narrow(2, 0, 8)));  // not contiguous
   EXPECT_THROW(board_ray_scan(torch::randn({2, 64, 5})), c10::Error);
 }
