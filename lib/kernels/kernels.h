@@ -1,10 +1,11 @@
 // The CPU kernels for 8x8 boards (train and evaluate --kernels board), behind this one header:
 // the resnet's 3x3 convolutions (Winograd F(4x4,3x3) in fp32; the weight gradient in bf16 on
 // AVX512-BF16), its batch norm + residual + ReLU, the pairs head's scores, the ray scan of
-// --mixing rays, and the training loss's per-row BCE. Each is one autograd node (or a plain loop) giving torch's
-// numbers up to rounding, with the weights in torch's layouts: the model file does not change. What runs them, and
-// when, is compute/arithmetic.h's policy. Code outside kernels/ includes this header only; its two torch-free parts
-// (cpu_isa.h, bce_rows.h) serve the torch-free sources beside it. Figures: docs/results.md and docs/benchmarks.md.
+// --mixing rays, and the training loss's per-row BCE. Each is one autograd node (or a plain
+// loop) giving torch's numbers up to rounding, with the weights in torch's layouts: the model file
+// does not change. What runs them, and when, is compute/arithmetic.h's policy. Code outside
+// kernels/ includes this header only; its two torch-free parts (cpu_isa.h, bce_rows.h) serve the
+// torch-free sources beside it. Figures: docs/results.md and docs/benchmarks.md.
 #pragma once
 
 #include <torch/torch.h>
@@ -80,10 +81,16 @@ torch::Tensor board_pair_scores(const torch::Tensor& squares);
 // The 8 directions of a ray scan, as (rank step, file step); the order of h's direction axis.
 inline constexpr std::array<std::array<int, 2>, 8> RAY_DIRECTIONS{
     {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}, {1, -1}, {-1, 1}, {-1, -1}}};
+// The square `steps` squares from `square` (rank * 8 + file) along direction d (negative: back),
+// or -1 off the board: the walks of the kernel and the gathers of torch's scan read it.
+inline int ray_square(int square, size_t d, int steps) {
+  const int rank = square / 8 + steps * RAY_DIRECTIONS[d][0], file = square % 8 + steps * RAY_DIRECTIONS[d][1];
+  return rank >= 0 && rank < 8 && file >= 0 && file < 8 ? rank * 8 + file : -1;
+}
 
 // Whether board_ray_scan handles `projected`: a contiguous CPU fp32 [B, 64, 2R] (under bf16
 // autocast too: the scan is a walk, no product autocast would lower). Otherwise the caller scans
-// with torch's ops (nn/models.cpp: RayScan).
+// with torch's ops (nn/mixing.cpp: RayScan).
 bool board_ray_scan_applies(const torch::Tensor& projected);
 // projected [B, 64, 2R] (square = rank * 8 + file): each square's values v (channels 0..R) and
 // gate logits (R..2R), g = sigmoid(logit). For each board, square s, direction d and channel:

@@ -22,11 +22,6 @@ struct RayWalk {
   std::array<int, RAY_SQUARES> order{}, predecessor{}, successor{};
 };
 
-int ray_step(int square, int rank_step, int file_step) {
-  const int rank = square / 8 + rank_step, file = square % 8 + file_step;
-  return rank >= 0 && rank < 8 && file >= 0 && file < 8 ? rank * 8 + file : -1;
-}
-
 const std::array<RayWalk, RAY_DIRECTIONS.size()>& ray_walks() {
   static const auto walks = [] {
     std::array<RayWalk, RAY_DIRECTIONS.size()> w{};
@@ -34,8 +29,8 @@ const std::array<RayWalk, RAY_DIRECTIONS.size()>& ray_walks() {
       const auto [dr, df] = RAY_DIRECTIONS[d];
       for (int s = 0; s < RAY_SQUARES; ++s) {
         w[d].order[size_t(s)] = s;
-        w[d].predecessor[size_t(s)] = ray_step(s, -dr, -df);
-        w[d].successor[size_t(s)] = ray_step(s, dr, df);
+        w[d].predecessor[size_t(s)] = ray_square(s, d, -1);
+        w[d].successor[size_t(s)] = ray_square(s, d, 1);
       }
       // Along the direction, a square's predecessor projects lower: sort by the projection.
       std::stable_sort(w[d].order.begin(), w[d].order.end(),

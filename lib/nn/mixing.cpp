@@ -50,19 +50,17 @@ namespace {
 
 // The square `steps` steps back from `square` along direction d, or 64 (the padding square) off
 // the board; the padding square stays itself.
-int64_t back(int64_t square, size_t d, int64_t steps) {
-  if (square == 64) return 64;
-  const auto [dr, df] = RAY_DIRECTIONS[d];
-  const int64_t rank = square / 8 - steps * dr, file = square % 8 - steps * df;
-  return rank >= 0 && rank < 8 && file >= 0 && file < 8 ? rank * 8 + file : 64;
+int64_t back(int square, size_t d, int steps) {
+  const int source = square == 64 ? -1 : ray_square(square, d, -steps);
+  return source < 0 ? 64 : source;
 }
 
 // Over [8 directions][65 squares]: each entry's source `steps` back, within one board's squares
 // (first, from [65]) or within its own direction (doubling steps, from [8][65]).
-std::vector<int64_t> ray_gather(int64_t steps, bool within_direction) {
+std::vector<int64_t> ray_gather(int steps, bool within_direction) {
   std::vector<int64_t> index;
   for (size_t d = 0; d < RAY_DIRECTIONS.size(); ++d)
-    for (int64_t s = 0; s <= 64; ++s) index.push_back((within_direction ? int64_t(d) * 65 : 0) + back(s, d, steps));
+    for (int s = 0; s <= 64; ++s) index.push_back((within_direction ? int64_t(d) * 65 : 0) + back(s, d, steps));
   return index;
 }
 

@@ -1,6 +1,5 @@
 #include "nn/model_config.h"
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <vector>
 
