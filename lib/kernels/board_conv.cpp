@@ -12,6 +12,7 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #include "kernels/board_shapes.h"
+#include "kernels/over_chunks.h"
 #include "kernels/tile_gemm.h"
 #include "kernels/winograd_tiles.h"
 
@@ -120,17 +121,6 @@ void prefetch(const float* tensor, const Block& blk, int64_t channels) {
 // A block's transform-domain buffer, uninitialized: every float that is read is written first
 // (the padding channels are zeroed where they exist).
 std::unique_ptr<float[]> block_buffer(size_t floats) { return std::unique_ptr<float[]>(new float[floats]); }
-
-// Runs f(chunk, first block, end block) over the blocks, one chunk a thread; the chunks depend on
-// the thread count only, so that the weight gradient's partial sums are added in a fixed order
-// (the same run twice gives the same bytes).
-template <typename F>
-void over_chunks(int64_t blocks, F f) {
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(blocks, at::get_num_threads()));
-  at::parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) f(c, blocks * c / chunks, blocks * (c + 1) / chunks);
-  });
-}
 
 // The products of one block at every transform-domain position q: C_q (+)= A_q B_q, where A_q
 // is the block's [tiles, depth] slice (or its transpose) and B_q a [depth, n] matrix, each

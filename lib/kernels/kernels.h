@@ -88,18 +88,23 @@ inline int ray_square(int square, size_t d, int steps) {
   return rank >= 0 && rank < 8 && file >= 0 && file < 8 ? rank * 8 + file : -1;
 }
 
-// Whether board_ray_scan handles `projected`: a contiguous CPU fp32 [B, 64, 2R] (under bf16
-// autocast too: the scan is a walk, no product autocast would lower). Otherwise the caller scans
-// with torch's ops (nn/mixing.cpp: RayScan).
-bool board_ray_scan_applies(const torch::Tensor& projected);
-// projected [B, 64, 2R] (square = rank * 8 + file): each square's values v (channels 0..R) and
-// gate logits (R..2R), g = sigmoid(logit). For each board, square s, direction d and channel:
-// h[s][d] = sum over k >= 1 of v[s - k d] * g[s - d] * ... * g[s - (k-1) d], the board's edge
-// stopping the sum: what reaches s moving along d, each square passing on what reaches it times
-// its gate (a blocker is a gate near 0). The result is h [B, 64, 8, R]; differentiable in
-// `projected`. One walk along each ray, forward and backward, with the sigmoid inside, where
-// torch's ops need log2(8) doubling steps of gathers over the whole batch.
-torch::Tensor board_ray_scan(const torch::Tensor& projected);
+// x + mix(x), the whole layer of --mixing rays (nn/mixing.cpp: RayScan) over squares x
+// [B, 64, C] (square = rank * 8 + file), in one node: the projection p = x W_p^T + b_p [B, 64, 2R]
+// gives each square's values v (channels 0..R) and gate logits (R..2R), g = sigmoid(logit); for
+// each board, square s, direction d and channel, h[s][d] = sum over k >= 1 of v[s - k d] *
+// g[s - d] * ... * g[s - (k-1) d], the board's edge stopping the sum: what reaches s moving along
+// d, each square passing on what reaches it times its gate (a blocker is a gate near 0); and
+// mix(x) = h W_o^T with h [B, 64, 8R]. Weights in torch's Linear layouts: W_p [2R, C], b_p [2R],
+// W_o [C, 8R]. The result is [B, 64, C], differentiable in x and the three weights. One walk along
+// each ray, forward and backward, with the products, the sigmoid and the add around it on one
+// board in cache, where torch's ops need five passes over the batch and log2(8) doubling steps of
+// gathers.
+// Whether board_ray_layer handles these: all CPU fp32 and contiguous, C a multiple of 16 (the
+// products' column multiple), R 8, 16 or 32, autocast off. Otherwise the caller runs torch's ops.
+bool board_ray_layer_applies(const torch::Tensor& squares, const torch::Tensor& project_weight,
+                             const torch::Tensor& project_bias, const torch::Tensor& out_weight);
+torch::Tensor board_ray_layer(const torch::Tensor& squares, const torch::Tensor& project_weight,
+                              const torch::Tensor& project_bias, const torch::Tensor& out_weight);
 
 // ---- the training loss's rows: bce_rows.h (BceRow, bce_row) -------------------------------
 

@@ -133,13 +133,13 @@ TORCH_MODULE(LineMixing);
 // A ray scan carries features along each of the 8 directions square by square, each square
 // passing on what reaches it times a gate it computes: out = x + W_out h, where per square a
 // linear map of x gives R values v and R gates g = sigmoid(.), and h[s][d] = v[s-d] + g[s-d] *
-// h[s-d][d] along direction d (kernels.h: board_ray_scan; RAY_DIRECTIONS). With v = 1 and g =
+// h[s-d][d] along direction d (kernels.h: board_ray_layer; RAY_DIRECTIONS). With v = 1 and g =
 // "the square is empty", h counts the empty squares before the first blocker: the net learns
 // its v and g, told nothing of pieces or rules. R = ray_scan_width(channels).
 struct RayScanImpl : torch::nn::Module {
   explicit RayScanImpl(int channels);
-  // x [B,C,8,8] -> [B,C,8,8]: the board kernels' scan where kernels is BOARD on a CPU, torch's
-  // ops (the same sums in log2(8) doubling steps of gathers) otherwise.
+  // x [B,C,8,8] -> [B,C,8,8]: the board kernels' layer where kernels is BOARD and it applies,
+  // torch's ops (the scan's sums in log2(8) doubling steps of gathers) otherwise.
   torch::Tensor forward(torch::Tensor x, Kernels kernels = Kernels::TORCH);
   // values, gates [B,64,R] -> h [B,64,8,R] with torch's ops (CUDA, --kernels torch, the tests'
   // reference).
