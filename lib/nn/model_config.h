@@ -43,6 +43,10 @@ enum class Mixing { NONE, LINES, RAYS };
 // A ray scan's width R: its values and gates per square (channels / 4; 8 directions each, so
 // 2 x channels features a square reach its output map).
 inline int ray_scan_width(int channels) { return channels / 4 > 1 ? channels / 4 : 1; }
+// The share of the resnet's rate a net with ray scans takes where --lr is left out: at the
+// default's peak rate a 6x32 net with rays blew up twice, at half of it two seeds trained cleanly
+// (docs/benchmarks.md#log-2026-12-06-rays); other sizes were not measured.
+inline constexpr double RAYS_LR_SHARE = 0.5;
 // train --mixing, the model file's "mixing".
 inline constexpr std::array<Choice<Mixing>, 3> MIXINGS{
     {{Mixing::NONE, "none"}, {Mixing::LINES, "lines"}, {Mixing::RAYS, "rays"}}};

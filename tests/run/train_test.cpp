@@ -490,6 +490,12 @@ TEST(TrainTable, ShortSchedulesTakeHigherRates) {
   EXPECT_NEAR(resnet(50000, 128), base * std::sqrt(0.5), 1e-12);
   EXPECT_NEAR(resnet(0, 512), base * std::sqrt(2.0), 1e-12);
   EXPECT_EQ(default_lr(nn::ModelKind::MLP, 24, 128), nn::model_spec(nn::ModelKind::MLP).lr);
+  // Ray scans take a share of the resnet's rate at every length; line mixing the whole.
+  for (const int64_t steps : {0, 8835, 17670, 50000}) {
+    EXPECT_DOUBLE_EQ(default_lr(nn::ModelKind::RESNET, steps, 128, nn::Mixing::RAYS),
+                     nn::RAYS_LR_SHARE * resnet(steps, 128));
+    EXPECT_EQ(default_lr(nn::ModelKind::RESNET, steps, 128, nn::Mixing::LINES), resnet(steps, 128));
+  }
 }
 
 // --resume keeps what it kept before the table: the net's options inside options.json's

@@ -40,7 +40,7 @@ std::string learning_rate_help() {
     help += ", ";
   }
   help.replace(help.size() - 2, 2, ")");
-  return help;
+  return help + fmt::format("; with --mixing rays {:g}x that", nn::RAYS_LR_SHARE);
 }
 
 std::string situation_weight_help() {
@@ -372,11 +372,12 @@ train::RowWeights row_weights(const TrainOptions& o) {
       .raise(chess::SIT_PINNED_PIECE, o.pin_weight);
 }
 
-double default_lr(nn::ModelKind kind, int64_t steps, int64_t batch_rows) {
+double default_lr(nn::ModelKind kind, int64_t steps, int64_t batch_rows, nn::Mixing mixing) {
   const nn::ModelSpec& row = nn::model_spec(kind);
   if (row.lr_steps == 0) return row.lr;
   const double rows = double(std::max<int64_t>(batch_rows, 1));
-  const double rate = row.lr * std::sqrt(rows / double(LR_BATCH));
+  const double share = mixing == nn::Mixing::RAYS ? nn::RAYS_LR_SHARE : 1.0;
+  const double rate = share * row.lr * std::sqrt(rows / double(LR_BATCH));
   const double reference_steps = double(steps) * rows / double(LR_BATCH);  // the rows read, as steps of LR_BATCH
   if (steps <= 0 || reference_steps >= double(row.lr_steps)) return rate;
   return rate * std::min(SHORT_SCHEDULE_MAX, std::pow(double(row.lr_steps) / reference_steps, SHORT_SCHEDULE_POWER));

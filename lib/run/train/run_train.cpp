@@ -164,7 +164,7 @@ TrainReport run_train(const TrainOptions& given) {
   // The rate left out follows the schedule's length and batch: --max-steps here, or below the steps a
   // --time-budget fits (never with --resume, so a resumed run's rate is known before its check).
   const int64_t step_rows = int64_t(o.batch_size) * o.ranks.world_size;  // all processes' rows a step
-  if (o.lr == 0 && o.time_budget == 0) o.lr = default_lr(model.kind, o.max_steps, step_rows);
+  if (o.lr == 0 && o.time_budget == 0) o.lr = default_lr(model.kind, o.max_steps, step_rows, model.mixing);
   const torch::Device device = run_device(o);
   // auto's precision depends on whether a resnet's convolutions will run on the board kernels;
   // options.json records the kernels that run (torch for a net without 3x3 convolutions).
@@ -203,7 +203,7 @@ TrainReport run_train(const TrainOptions& given) {
   const int64_t most_steps = o.max_steps > 0 ? std::min(epoch_steps, o.max_steps) : epoch_steps;
   if (most_steps <= 0) throw Error("nothing to train: fewer positions than one batch, or --epochs 0");
   const StepPlan plan = planned_steps(o, model, precision, device, ranks, most_steps, verbose);
-  if (o.lr == 0) o.lr = default_lr(model.kind, o.max_steps, step_rows);
+  if (o.lr == 0) o.lr = default_lr(model.kind, o.max_steps, step_rows, model.mixing);
   Schedule schedule{.peak = o.lr,
                     .warmup = o.warmup,
                     .min_lr_ratio = o.min_lr_ratio,
@@ -211,7 +211,9 @@ TrainReport run_train(const TrainOptions& given) {
                     .replans = parse_replans(o.replan),
                     .peak_for = {}};
   if (given.lr == 0)
-    schedule.peak_for = [kind = model.kind, step_rows](int64_t steps) { return default_lr(kind, steps, step_rows); };
+    schedule.peak_for = [kind = model.kind, mixing = model.mixing, step_rows](int64_t steps) {
+      return default_lr(kind, steps, step_rows, mixing);
+    };
   check_replans(schedule, epoch_steps);
   auto optimizer = make_optimizer(o, *net);
 
