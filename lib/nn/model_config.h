@@ -44,9 +44,10 @@ enum class Mixing { NONE, LINES, RAYS };
 // 2 x channels features a square reach its output map).
 inline int ray_scan_width(int channels) { return channels / 4 > 1 ? channels / 4 : 1; }
 // The share of the resnet's rate a net with ray scans takes where --lr is left out: at the
-// default's peak rate a 6x32 net with rays blew up twice, at half of it two seeds trained cleanly
-// (docs/benchmarks.md#log-2026-12-06-rays); other sizes were not measured.
+// default's peak rate a 6x32 net with rays blew up twice; at half of it 6x32 and 5x32 nets trained
+// cleanly, two seeds each (docs/benchmarks.md#log-2026-12-06-rays, #log-2026-12-06-rays-budget).
 inline constexpr double RAYS_LR_SHARE = 0.5;
+inline constexpr double lr_share(Mixing mixing) { return mixing == Mixing::RAYS ? RAYS_LR_SHARE : 1.0; }
 // train --mixing, the model file's "mixing".
 inline constexpr std::array<Choice<Mixing>, 3> MIXINGS{
     {{Mixing::NONE, "none"}, {Mixing::LINES, "lines"}, {Mixing::RAYS, "rays"}}};

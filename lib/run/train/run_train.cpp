@@ -211,9 +211,7 @@ TrainReport run_train(const TrainOptions& given) {
                     .replans = parse_replans(o.replan),
                     .peak_for = {}};
   if (given.lr == 0)
-    schedule.peak_for = [kind = model.kind, mixing = model.mixing, step_rows](int64_t steps) {
-      return default_lr(kind, steps, step_rows, mixing);
-    };
+    schedule.peak_for = [model, step_rows](int64_t s) { return default_lr(model.kind, s, step_rows, model.mixing); };
   check_replans(schedule, epoch_steps);
   auto optimizer = make_optimizer(o, *net);
 
