@@ -59,11 +59,11 @@ using Lanes = float __attribute__((vector_size(LANES * sizeof(float))));
 }
 [[gnu::always_inline]] inline void store(float* p, Lanes v) { std::memcpy(p, &v, sizeof v); }
 
-// h [64][8][R] of one board from its values v and gates g (rows `stride` apart):
+// h [64][8][R] of one board from its values v and gates g, vg [64][2R] (each square's v, then g):
 // h[s][d] = v[p] + g[p] * h[p][d], p the predecessor of s along d, and 0 where s has none.
 template <int R>
-RAY_KERNEL void scan_board(const float* __restrict v, const float* __restrict g, int64_t stride, float* __restrict h) {
-  constexpr int64_t row = RAY_COUNT * R;
+RAY_KERNEL void scan_board(const float* __restrict vg, float* __restrict h) {
+  constexpr int64_t row = RAY_COUNT * R, stride = 2 * R;
   const auto& walks = ray_walks();
   for (size_t d = 0; d < walks.size(); ++d)
     for (const int s : walks[d].order) {
@@ -73,22 +73,20 @@ RAY_KERNEL void scan_board(const float* __restrict v, const float* __restrict g,
         for (int c = 0; c < R; ++c) out[c] = 0.0f;
         continue;
       }
-      const float *vp = v + p * stride, *gp = g + p * stride, *hp = h + p * row + int64_t(d) * R;
+      const float *vp = vg + p * stride, *gp = vp + R, *hp = h + p * row + int64_t(d) * R;
       for (int c = 0; c < R; c += LANES) store(out + c, load(vp + c) + load(gp + c) * load(hp + c));
     }
 }
 
 // The backward walk of one board: with a[s][d] the whole gradient of h[s][d] (its own plus what
 // reaches it through its successor q: a[s] = dh[s] + g[s] a[q]), dv[s] = sum_d a[q] and
-// dg[s] = sum_d a[q] h[s]. g's rows are `stride` apart; dv, dg and `a` (one direction's) are
-// [64][R].
+// dg[s] = sum_d a[q] h[s], written as dvg [64][2R] in vg's layout (each square's dv, then dg);
+// `a` (one direction's) is [64][R].
 template <int R>
-RAY_KERNEL void scan_board_backward(const float* __restrict g, int64_t stride, const float* __restrict h,
-                                    const float* __restrict dh, float* __restrict dv, float* __restrict dg,
-                                    float* __restrict a) {
-  constexpr int64_t row = RAY_COUNT * R;
-  std::fill(dv, dv + RAY_SQUARES * R, 0.0f);
-  std::fill(dg, dg + RAY_SQUARES * R, 0.0f);
+RAY_KERNEL void scan_board_backward(const float* __restrict vg, const float* __restrict h, const float* __restrict dh,
+                                    float* __restrict dvg, float* __restrict a) {
+  constexpr int64_t row = RAY_COUNT * R, stride = 2 * R;
+  std::fill(dvg, dvg + RAY_SQUARES * stride, 0.0f);
   const auto& walks = ray_walks();
   for (size_t d = 0; d < walks.size(); ++d)
     for (auto it = walks[d].order.rbegin(); it != walks[d].order.rend(); ++it) {
@@ -99,8 +97,8 @@ RAY_KERNEL void scan_board_backward(const float* __restrict g, int64_t stride, c
         for (int c = 0; c < R; ++c) as[c] = dhs[c];
         continue;
       }
-      const float *aq = a + q * R, *gs = g + s * stride, *hs = h + s * row + int64_t(d) * R;
-      float *dvs = dv + s * R, *dgs = dg + s * R;
+      const float *aq = a + q * R, *gs = vg + s * stride + R, *hs = h + s * row + int64_t(d) * R;
+      float *dvs = dvg + s * stride, *dgs = dvs + R;
       for (int c = 0; c < R; c += LANES) {
         const Lanes next = load(aq + c);
         store(as + c, load(dhs + c) + load(gs + c) * next);
@@ -154,7 +152,7 @@ void board_scan(BoardIsa isa, const Layer& l, const float* x, float* vg, float* 
     for (int64_t i = 0; i < R; ++i) row[i] += l.bias[i];
     for (int64_t i = R; i < 2 * R; ++i) row[i] = 1.0f / (1.0f + std::exp(-(row[i] + l.bias[i])));
   }
-  scan_board<R>(vg, vg + R, l.pair(), h);
+  scan_board<R>(vg, h);
 }
 
 // x + mix(x) in one node: the projection, the gates' sigmoid, the walks, the output map and the
@@ -211,23 +209,23 @@ struct RayLayerFunction : torch::autograd::Function<RayLayerFunction> {
         sums.assign(size_t(floats), 0.0f);
         float *gwp = sums.data(), *gb = gwp + dwp, *gwo = gb + l.pair();
         std::vector<float> h(size_t(RAY_SQUARES * l.rays())), dh(h.size()), dvg(size_t(RAY_SQUARES * l.pair())),
-            dv(size_t(RAY_SQUARES * R)), dg(dv.size()), a(dv.size());
+            a(size_t(RAY_SQUARES * R));
         for (int64_t n = first; n < last; ++n) {
           const float *xb = in + n * RAY_SQUARES * l.c, *vgb = vgs + n * RAY_SQUARES * l.pair(),
                       *dyb = dys + n * RAY_SQUARES * l.c;
           float* dxb = dxs + n * RAY_SQUARES * l.c;
-          scan_board<R>(vgb, vgb + R, l.pair(), h.data());
+          scan_board<R>(vgb, h.data());
           // Through the output map: dh = dy W_o, dW_o += dy^T h.
           tile_gemm(isa, RAY_SQUARES, int(l.c), int(l.rays()), {dyb, l.c, 1, l.out, l.rays()}, dh.data(), l.rays(),
                     false);
           tile_gemm(isa, int(l.c), RAY_SQUARES, int(l.rays()), {dyb, 1, l.c, h.data(), l.rays()}, gwo, l.rays(), true);
           // Through the walks, then the sigmoid: g (1 - g).
-          scan_board_backward<R>(vgb + R, l.pair(), h.data(), dh.data(), dv.data(), dg.data(), a.data());
+          scan_board_backward<R>(vgb, h.data(), dh.data(), dvg.data(), a.data());
           for (int64_t s = 0; s < RAY_SQUARES; ++s)
-            for (int64_t i = 0; i < R; ++i) {
-              const float g = vgb[s * l.pair() + R + i];
-              dvg[size_t(s * l.pair() + i)] = dv[size_t(s * R + i)];
-              dvg[size_t(s * l.pair() + R + i)] = dg[size_t(s * R + i)] * g * (1.0f - g);
+            for (int64_t i = R; i < 2 * R; ++i) {
+              const float g = vgb[s * l.pair() + i];
+              float& dg = dvg[size_t(s * l.pair() + i)];
+              dg = dg * g * (1.0f - g);
             }
           // Through the projection and the residual: dx = dy + dvg W_p, dW_p += dvg^T x, db += sum dvg.
           std::copy(dyb, dyb + RAY_SQUARES * l.c, dxb);

@@ -94,13 +94,13 @@ torch::Tensor RayScanImpl::forward(torch::Tensor x, Kernels kernels) {
   const int64_t boards = x.size(0), channels = x.size(1);
   // [B,C,8,8] -> [B,64,C] (a view when x is channels-last) -> out [B,64,C] -> back as [B,C,8,8]
   const auto squares = x.permute({0, 2, 3, 1}).reshape({boards, 64, channels});
-  const auto back = [&](const torch::Tensor& y) { return y.reshape({boards, 8, 8, channels}).permute({0, 3, 1, 2}); };
+  const auto planes = [&](const torch::Tensor& y) { return y.reshape({boards, 8, 8, channels}).permute({0, 3, 1, 2}); };
   if (kernels == Kernels::BOARD && board_ray_layer_applies(squares, project->weight, project->bias, out->weight))
-    return back(board_ray_layer(squares, project->weight, project->bias, out->weight));
+    return planes(board_ray_layer(squares, project->weight, project->bias, out->weight));
   // values and gate logits [B,64,2R] -> h [B,64,8,R]
   const auto projected = project(squares);
   const auto h = scan_torch(projected.narrow(2, 0, rays), torch::sigmoid(projected.narrow(2, rays, rays)));
-  return x + back(out(h.reshape({boards, 64, int64_t(RAY_DIRECTIONS.size()) * rays})));
+  return x + planes(out(h.reshape({boards, 64, int64_t(RAY_DIRECTIONS.size()) * rays})));
 }
 
 }  // namespace legalnet::nn
