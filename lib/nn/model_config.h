@@ -43,6 +43,9 @@ enum class Mixing { NONE, LINES, RAYS };
 // A ray scan's width R: its values and gates per square (channels / 4; 8 directions each, so
 // 2 x channels features a square reach its output map).
 inline int ray_scan_width(int channels) { return channels / 4 > 1 ? channels / 4 : 1; }
+// The heads of a sight layer (ModelConfig::sight) of `channels`: 8 values a head where the
+// channels allow.
+inline int sight_heads(int channels) { return channels % 8 == 0 && channels >= 8 ? channels / 8 : 1; }
 // The share of the resnet's rate a net with ray scans takes where --lr is left out: at the
 // default's peak rate a 6x32 net with rays blew up twice; at half of it 6x32 and 5x32 nets trained
 // cleanly, two seeds each (docs/benchmarks.md#log-2026-12-06-rays, #log-2026-12-06-rays-budget).
@@ -81,7 +84,7 @@ struct ModelSpec {
   std::shared_ptr<PolicyNet> (*make)(const ModelConfig&);
   // Its 3x3 convolutions can run on the board kernels (compute/arithmetic.h, resolve_arithmetic).
   bool board_convolutions = false;
-  // What train takes for the options left out (run/train/options.h, default_lr):
+  // What train takes for the options left out (run/train/schedule.h, default_lr):
   // - lr, the peak learning rate (--lr 0) for a schedule of lr_steps or more (0: any length); the
   //   resnet's was measured at 25,000 steps (1e-2 against 2e-3 to 3.2e-2: docs/benchmarks.md), the
   //   others keep the 2e-3 they were run with, not tuned; shorter schedules take higher rates;
@@ -118,6 +121,13 @@ struct ModelConfig {
   // (attacked squares, pins, check lines) from the position alone, trained by train's
   // --rules-weight; no prediction reads it (the net's inputs stay the position).
   bool rules_head = false;
+  // resnet: each move's logit less what blocks the squares strictly between its from- and
+  // to-square: a softplus of a 1x1 convolution of the tower per square, summed along the move
+  // (ResNetImpl::path_costs). Every move with such squares (a slider's, a pawn's double step,
+  // castling) needs them empty; what the net learns is which squares block.
+  bool paths = false;
+  // resnet: a last layer of attention over the squares along lines of sight (nn/models.h, SightImpl).
+  bool sight = false;
   // mlp / conv: a final layer of the 1792 possibly-legal outputs only, the other 2304 fixed off
   // (resnet always does this through its move-type head).
   bool geometric_head = true;
@@ -143,7 +153,7 @@ struct ModelConfig {
   // without biases and norms. resolved() checks it against MAX_PARAMETERS, and a model file's
   // tensors must hold at least this many floats before its net is built.
   int64_t min_parameters() const;
-  // "resnet 6x32", "resnet 6x32 lines", "resnet 6x32 pairs", "mlp 4096", "conv 8x128 fc 1024", "attention 6x64 h4
+  // "resnet 6x32", "resnet 6x32 lines", "resnet 6x32 pairs paths", "mlp 4096", "conv 8x128 fc 1024", "attention 6x64 h4
   // ff128", then the inputs when they are not the predecessor's planes: "resnet 6x32 +state".
   std::string describe() const;
 };

@@ -35,9 +35,9 @@ int64_t final_width(const ModelConfig& c) {
 
 }  // namespace
 
-DeviceIndex::DeviceIndex(const std::vector<int64_t>& values) : cpu_(torch::tensor(values, torch::kLong)) {}
+DeviceIndex::DeviceIndex(const std::vector<int64_t>& values) : DeviceConstant(torch::tensor(values, torch::kLong)) {}
 
-const torch::Tensor& DeviceIndex::on(const torch::Device& device) {
+const torch::Tensor& DeviceConstant::on(const torch::Device& device) {
   if (device.is_cpu()) return cpu_;
   if (!on_device_.defined() || on_device_.device() != device) on_device_ = cpu_.to(device);
   return on_device_;
@@ -194,6 +194,15 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
                             torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 2 * c.channels, 1).bias(false)));
   if (c.rules_head)
     rules = register_module("rules", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, encode::ATTACK_PLANES, 1)));
+  if (c.paths) {
+    paths = register_module("paths", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 1, 1)));
+    // Starts near no cost (softplus(-4) = 0.018 a square): at first a long move is scored as the
+    // other heads score it, and the net learns which squares block.
+    torch::NoGradGuard no_grad;
+    paths->bias.fill_(-4.0);
+    between = DeviceConstant(between_squares());
+  }
+  if (c.sight) sight = register_module("sight", Sight(c.channels));
   train_geometric_moves_only();
 }
 
@@ -202,7 +211,10 @@ torch::Tensor ResNetImpl::policy_planes(torch::Tensor planes) {
   return policy(tower_forward(planes));
 }
 
-torch::Tensor ResNetImpl::tower_forward(torch::Tensor planes) { return tower->forward(stem_forward(planes)); }
+torch::Tensor ResNetImpl::tower_forward(torch::Tensor planes) {
+  const auto blocks = tower->forward(stem_forward(planes));
+  return sight ? sight->forward(blocks) : blocks;
+}
 
 torch::Tensor ResNetImpl::stem_forward(torch::Tensor planes) {
   return norm_relu(stem_bn, conv3x3(stem, planes, kernels), kernels);
@@ -217,7 +229,7 @@ void ResNetImpl::use_kernels(Kernels k) {
 }
 
 torch::Tensor ResNetImpl::forward(torch::Tensor planes) {
-  if (!pairs) return head(policy_planes(planes).flatten(1));
+  if (!pairs && !paths) return head(policy_planes(planes).flatten(1));
   const auto trained = forward_trained(planes);
   return torch::full({trained.size(0), encode::MOVE_INDICES}, FIXED_OFF_LOGIT, trained.options())
       .index_copy(1, trained_moves(trained.device()), trained);
@@ -232,16 +244,20 @@ torch::Tensor ResNetImpl::pair_scores(const torch::Tensor& tower_out) {
   return (torch::matmul(query, key.transpose(1, 2)) / std::sqrt(double(width))).reshape({batch, 64 * 64});
 }
 
+torch::Tensor ResNetImpl::path_costs(const torch::Tensor& tower_out) {
+  const auto blocking = torch::softplus(paths(tower_out)).reshape({tower_out.size(0), 64});
+  return torch::mm(blocking, between.on(tower_out.device()).to(blocking.scalar_type()));
+}
+
 torch::Tensor ResNetImpl::forward_trained(torch::Tensor planes) { return forward_gathered(planes).trained(); }
 
 PolicyNet::Gathered ResNetImpl::forward_gathered(torch::Tensor planes) { return head_forward(tower_forward(planes)); }
 
 PolicyNet::Gathered ResNetImpl::head_forward(const torch::Tensor& tower_out) {
   Gathered g = gather_policy(policy(tower_out));
-  if (pairs) {
-    g.extra = pair_scores(tower_out);
-    g.extra_columns = trained_moves(tower_out.device());
-  }
+  if (pairs) g.extra = pair_scores(tower_out);
+  if (paths) g.extra = g.extra.defined() ? g.extra - path_costs(tower_out) : -path_costs(tower_out);
+  if (g.extra.defined()) g.extra_columns = trained_moves(tower_out.device());
   if (rules && is_training()) g.rules = rules(tower_out);
   return g;
 }

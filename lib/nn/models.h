@@ -15,15 +15,21 @@ namespace legalnet::nn {
 // line joins its squares): sigmoid(-20) = 2e-9, so it costs nothing in the loss and is never picked.
 constexpr float FIXED_OFF_LOGIT = -20.0f;
 
-// Indices of a fixed int64 list, copied once to the device they are asked for (not a buffer:
-// the model files hold no such tensor).
-class DeviceIndex {
+// A fixed tensor a net derives from its config, copied once to the device it is asked for (not
+// a buffer: the model files hold no such tensor).
+class DeviceConstant {
  public:
-  explicit DeviceIndex(const std::vector<int64_t>& values = {});
+  explicit DeviceConstant(torch::Tensor cpu = {}) : cpu_(std::move(cpu)) {}
   const torch::Tensor& on(const torch::Device& device);
 
  private:
   torch::Tensor cpu_, on_device_;
+};
+
+// Indices of a fixed int64 list.
+class DeviceIndex : public DeviceConstant {
+ public:
+  explicit DeviceIndex(const std::vector<int64_t>& values = {});
 };
 
 // What every model is: planes in (float [B,C,8,8]), one logit per move index out.
@@ -167,6 +173,28 @@ struct ResidualBlockImpl : torch::nn::Module {
 };
 TORCH_MODULE(ResidualBlock);
 
+// [64,4096] float: column from * 64 + to of a geometric move holds a 1 at each square strictly
+// between its two squares (none for a knight's jump or a step; the table is symmetric in from and
+// to, and every two squares on a line are a geometric move). nn/sight.cpp.
+torch::Tensor between_squares();
+
+// Lines of sight (ModelConfig::sight): a last layer of the tower in which each square attends to
+// the others, its attention logits less the blocking values (a softplus of a linear map, one a
+// head) of the squares strictly between, plus a learned bias per head and relative offset
+// (225: a rook's, bishop's, knight's or king's relation is an offset). A square then reads the
+// pieces in sight of it, such as the sliders that attack it up to the first blocker, the pieces
+// that pin, the checker, wherever they stand. out = x + W_out(attention). nn/sight.cpp.
+struct SightImpl : torch::nn::Module {
+  explicit SightImpl(int channels);
+  torch::Tensor forward(torch::Tensor x);  // [B,C,8,8] -> [B,C,8,8] (channels-last strides)
+  int64_t heads;
+  torch::nn::Linear qkv{nullptr}, out{nullptr}, blocking{nullptr};
+  torch::Tensor offset_bias;  // [heads, 225]
+  DeviceIndex offset_of;      // at t * 64 + s: the relative offset of square s from square t (0..224)
+  DeviceConstant between;     // between_squares()
+};
+TORCH_MODULE(Sight);
+
 // A residual tower with a move-type policy head: for each from-square, 64 logits, one per
 // move type (8 directions x 7 distances + 8 knight jumps), shaped like the board; the 1792
 // (from, type) pairs that land on the board are the possibly-legal move indices. The "pairs"
@@ -192,12 +220,18 @@ struct ResNetImpl : PolicyNet {
   // The pairs head's (from, to) scores [B,4096] at move index from * 64 + to, from the tower's
   // output [B,channels,8,8].
   torch::Tensor pair_scores(const torch::Tensor& tower_out);
+  // ModelConfig::paths: what blocks each move's way [B,4096] at move index from * 64 + to, the
+  // sum of softplus(paths(tower_out)) over the squares strictly between its from- and to-square,
+  // which the head subtracts from the move's logit.
+  torch::Tensor path_costs(const torch::Tensor& tower_out);
   // The stem: its convolution, norm and ReLU [B,channels,8,8].
   torch::Tensor stem_forward(torch::Tensor planes);
   void use_kernels(Kernels kernels) override;
   torch::nn::Conv2d stem{nullptr}, policy{nullptr};
   torch::nn::Conv2d pairs{nullptr};  // the pairs head: channels -> query and key (channels each)
   torch::nn::Conv2d rules{nullptr};  // ModelConfig::rules_head: channels -> the 3 rule planes
+  torch::nn::Conv2d paths{nullptr};  // ModelConfig::paths: channels -> a blocking value per square
+  Sight sight{nullptr};              // ModelConfig::sight
   Kernels kernels = Kernels::TORCH;
   torch::nn::BatchNorm2d stem_bn{nullptr};
   torch::nn::Sequential tower{nullptr};
@@ -205,6 +239,8 @@ struct ResNetImpl : PolicyNet {
   // Where each geometric move's logit lies in the flattened policy planes: at type * 64 + from
   // in the default layout, at from * 64 + type in channels-last (read without a copy).
   DeviceIndex by_type, by_square;
+  // [64,4096]: 1 where square s lies strictly between the squares of move index from * 64 + to.
+  DeviceConstant between;
 };
 TORCH_MODULE(ResNet);
 

@@ -146,6 +146,16 @@ Rows model_rows() {
                 "(the only head) for the others")
           .inside_fact()
           .keep_on_resume(),
+      R::flag(MODEL_FIELD(paths), "--paths", "model/paths",
+              "resnet: each move's logit less a blocking value the net learns for each square strictly between "
+              "its from- and to-square (the way a slider, a pawn's double step or castling must find empty)")
+          .inside_fact()
+          .keep_on_resume(),
+      R::flag(MODEL_FIELD(sight), "--sight", "model/sight",
+              "resnet: a last layer of attention between squares, less on a line a blocking value the net "
+              "learns for each square between (what a square sees: attackers, pinners, checkers)")
+          .inside_fact()
+          .keep_on_resume(),
       R::choice(MODEL_FIELD(inputs), "--inputs", "model/input_kind", INPUT_KINDS,
                 "What the net sees: state (the position from the mover's side, nothing derived), planes (the "
                 "predecessor's 7), attacks / state+attacks (+3 planes from the move generator: engine-assisted)")
@@ -370,16 +380,6 @@ train::RowWeights row_weights(const TrainOptions& o) {
       .raise(chess::SIT_CASTLING, o.rare_weight)
       .raise(chess::SIT_EN_PASSANT, o.rare_weight)
       .raise(chess::SIT_PINNED_PIECE, o.pin_weight);
-}
-
-double default_lr(nn::ModelKind kind, int64_t steps, int64_t batch_rows, nn::Mixing mixing) {
-  const nn::ModelSpec& row = nn::model_spec(kind);
-  if (row.lr_steps == 0) return row.lr;
-  const double rows = double(std::max<int64_t>(batch_rows, 1));
-  const double rate = nn::lr_share(mixing) * row.lr * std::sqrt(rows / double(LR_BATCH));
-  const double reference_steps = double(steps) * rows / double(LR_BATCH);  // the rows read, as steps of LR_BATCH
-  if (steps <= 0 || reference_steps >= double(row.lr_steps)) return rate;
-  return rate * std::min(SHORT_SCHEDULE_MAX, std::pow(double(row.lr_steps) / reference_steps, SHORT_SCHEDULE_POWER));
 }
 
 nn::ModelConfig trained_model(nn::ModelConfig wanted, double rules_weight) {

@@ -92,4 +92,14 @@ double Schedule::lr(int64_t step) const {
   return floor + (top - floor) * 0.5 * (1 + std::cos(M_PI * progress(step)));
 }
 
+double default_lr(nn::ModelKind kind, int64_t steps, int64_t batch_rows, nn::Mixing mixing) {
+  const nn::ModelSpec& row = nn::model_spec(kind);
+  if (row.lr_steps == 0) return row.lr;
+  const double rows = double(std::max<int64_t>(batch_rows, 1));
+  const double rate = nn::lr_share(mixing) * row.lr * std::sqrt(rows / double(LR_BATCH));
+  const double reference_steps = double(steps) * rows / double(LR_BATCH);  // the rows read, as steps of LR_BATCH
+  if (steps <= 0 || reference_steps >= double(row.lr_steps)) return rate;
+  return rate * std::min(SHORT_SCHEDULE_MAX, std::pow(double(row.lr_steps) / reference_steps, SHORT_SCHEDULE_POWER));
+}
+
 }  // namespace legalnet::run

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "nn/model_config.h"
+
 namespace legalnet::run {
 
 // From step `at` on (the steps done when it was made), the run ends at step `steps`.
@@ -56,5 +58,18 @@ struct Schedule {
 // A schedule that can run: each re-plan before the end of the plan in force at its step, and
 // none past `most_steps` (the epochs' steps). Throws legalnet::Error naming --replan.
 void check_replans(const Schedule& schedule, int64_t most_steps);
+
+// The architecture's rate is for LR_BATCH rows a step (all processes together); another batch takes
+// it times sqrt(rows / LR_BATCH), Adam's square-root rule. A schedule shorter than lr_steps steps
+// of LR_BATCH rows (--max-steps, or those --time-budget fixed, counted in the rows they read; 0:
+// the epochs decide) takes it times (lr_steps / those steps)^SHORT_SCHEDULE_POWER, at most
+// SHORT_SCHEDULE_MAX times (from about 10,000 steps of 256 down). Why these constants: the
+// measurements of the rate against the schedule's length in docs/benchmarks.md
+// (#log-2026-11-28-short-schedule-rate, #log-2026-11-28-batch-128). A resnet with ray scans takes
+// nn::RAYS_LR_SHARE of it.
+inline constexpr int64_t LR_BATCH = 256;
+inline constexpr double SHORT_SCHEDULE_POWER = 1.28;
+inline constexpr double SHORT_SCHEDULE_MAX = 3.2;
+double default_lr(nn::ModelKind kind, int64_t steps, int64_t batch_rows, nn::Mixing mixing = nn::Mixing::NONE);
 
 }  // namespace legalnet::run
