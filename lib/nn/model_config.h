@@ -43,9 +43,6 @@ enum class Mixing { NONE, LINES, RAYS };
 // A ray scan's width R: its values and gates per square (channels / 4; 8 directions each, so
 // 2 x channels features a square reach its output map).
 inline int ray_scan_width(int channels) { return channels / 4 > 1 ? channels / 4 : 1; }
-// The heads of a sight layer (ModelConfig::sight) of `channels`: 8 values a head where the
-// channels allow.
-inline int sight_heads(int channels) { return channels % 8 == 0 && channels >= 8 ? channels / 8 : 1; }
 // The share of the resnet's rate a net with ray scans takes where --lr is left out: at the
 // default's peak rate a 6x32 net with rays blew up twice; at half of it 6x32 and 5x32 nets trained
 // cleanly, two seeds each (docs/benchmarks.md#log-2026-12-06-rays, #log-2026-12-06-rays-budget).
@@ -126,8 +123,6 @@ struct ModelConfig {
   // (ResNetImpl::path_costs). Every move with such squares (a slider's, a pawn's double step,
   // castling) needs them empty; what the net learns is which squares block.
   bool paths = false;
-  // resnet: a last layer of attention over the squares along lines of sight (nn/models.h, SightImpl).
-  bool sight = false;
   // mlp / conv: a final layer of the 1792 possibly-legal outputs only, the other 2304 fixed off
   // (resnet always does this through its move-type head).
   bool geometric_head = true;

@@ -1,6 +1,7 @@
 #include "nn/models.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 #include "compute/arithmetic.h"
@@ -27,6 +28,21 @@ IndexHead compact_head() {
   std::vector<int64_t> source(encode::MOVE_INDICES, int64_t(geometric_indices().size()));
   for (size_t j = 0; j < geometric_indices().size(); ++j) source[size_t(geometric_indices()[j])] = int64_t(j);
   return IndexHead(source);
+}
+
+// [64,4096] float: column from * 64 + to of a geometric move holds a 1 at each square strictly
+// between its two squares (none for a knight's jump or a step).
+torch::Tensor between_squares() {
+  auto m = torch::zeros({64, encode::MOVE_INDICES});
+  auto at = m.accessor<float, 2>();
+  for (const int64_t i : geometric_indices()) {
+    const int from = int(i / 64), to = int(i % 64);
+    const int rows = to / 8 - from / 8, columns = to % 8 - from % 8;
+    if (rows != 0 && columns != 0 && std::abs(rows) != std::abs(columns)) continue;  // a knight's jump
+    const int step = 8 * ((rows > 0) - (rows < 0)) + ((columns > 0) - (columns < 0));
+    for (int s = from + step; s != to; s += step) at[s][i] = 1.0f;
+  }
+  return m;
 }
 
 int64_t final_width(const ModelConfig& c) {
@@ -202,7 +218,6 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
     paths->bias.fill_(-4.0);
     between = DeviceConstant(between_squares());
   }
-  if (c.sight) sight = register_module("sight", Sight(c.channels));
   train_geometric_moves_only();
 }
 
@@ -211,10 +226,7 @@ torch::Tensor ResNetImpl::policy_planes(torch::Tensor planes) {
   return policy(tower_forward(planes));
 }
 
-torch::Tensor ResNetImpl::tower_forward(torch::Tensor planes) {
-  const auto blocks = tower->forward(stem_forward(planes));
-  return sight ? sight->forward(blocks) : blocks;
-}
+torch::Tensor ResNetImpl::tower_forward(torch::Tensor planes) { return tower->forward(stem_forward(planes)); }
 
 torch::Tensor ResNetImpl::stem_forward(torch::Tensor planes) {
   return norm_relu(stem_bn, conv3x3(stem, planes, kernels), kernels);

@@ -173,28 +173,6 @@ struct ResidualBlockImpl : torch::nn::Module {
 };
 TORCH_MODULE(ResidualBlock);
 
-// [64,4096] float: column from * 64 + to of a geometric move holds a 1 at each square strictly
-// between its two squares (none for a knight's jump or a step; the table is symmetric in from and
-// to, and every two squares on a line are a geometric move). nn/sight.cpp.
-torch::Tensor between_squares();
-
-// Lines of sight (ModelConfig::sight): a last layer of the tower in which each square attends to
-// the others, its attention logits less the blocking values (a softplus of a linear map, one a
-// head) of the squares strictly between, plus a learned bias per head and relative offset
-// (225: a rook's, bishop's, knight's or king's relation is an offset). A square then reads the
-// pieces in sight of it, such as the sliders that attack it up to the first blocker, the pieces
-// that pin, the checker, wherever they stand. out = x + W_out(attention). nn/sight.cpp.
-struct SightImpl : torch::nn::Module {
-  explicit SightImpl(int channels);
-  torch::Tensor forward(torch::Tensor x);  // [B,C,8,8] -> [B,C,8,8] (channels-last strides)
-  int64_t heads;
-  torch::nn::Linear qkv{nullptr}, out{nullptr}, blocking{nullptr};
-  torch::Tensor offset_bias;  // [heads, 225]
-  DeviceIndex offset_of;      // at t * 64 + s: the relative offset of square s from square t (0..224)
-  DeviceConstant between;     // between_squares()
-};
-TORCH_MODULE(Sight);
-
 // A residual tower with a move-type policy head: for each from-square, 64 logits, one per
 // move type (8 directions x 7 distances + 8 knight jumps), shaped like the board; the 1792
 // (from, type) pairs that land on the board are the possibly-legal move indices. The "pairs"
@@ -231,7 +209,6 @@ struct ResNetImpl : PolicyNet {
   torch::nn::Conv2d pairs{nullptr};  // the pairs head: channels -> query and key (channels each)
   torch::nn::Conv2d rules{nullptr};  // ModelConfig::rules_head: channels -> the 3 rule planes
   torch::nn::Conv2d paths{nullptr};  // ModelConfig::paths: channels -> a blocking value per square
-  Sight sight{nullptr};              // ModelConfig::sight
   Kernels kernels = Kernels::TORCH;
   torch::nn::BatchNorm2d stem_bn{nullptr};
   torch::nn::Sequential tower{nullptr};

@@ -50,8 +50,7 @@ CONFIG_KEYS = (("kind", str, None), ("hidden", int, None), ("blocks", int, None)
                # "inputs" before the name was made one; neither before the attack planes
                ("input_kind", str, "planes"), ("inputs", str, "planes"),
                ("rules_head", bool, False),  # absent in nets trained without train --rules-weight
-               ("paths", bool, False),  # absent in nets trained without train --paths
-               ("sight", bool, False))  # absent in nets trained without train --sight
+               ("paths", bool, False))  # absent in nets trained without train --paths
 MIXINGS = ("none", "lines", "rays")  # nn::MIXINGS
 POLICY_HEADS = ("types", "pairs")  # nn::POLICY_HEADS
 _MAX_SIZE = 65536
@@ -79,7 +78,6 @@ def resolve_config(config):
     c.setdefault("policy_head", "types")
     c.setdefault("rules_head", False)
     c.setdefault("paths", False)
-    c.setdefault("sight", False)
     input_kind(c["input_kind"])
     if c["kind"] not in MODEL_SPECS:
         raise ValueError(f"unknown model {printable(repr(c['kind']))} (expected {' | '.join(MODEL_SPECS)})")
@@ -96,8 +94,6 @@ def resolve_config(config):
         raise ValueError(f"the rules head (train --rules-weight) is a resnet option, not {c['kind']}'s")
     if c["paths"] and c["kind"] != "resnet":
         raise ValueError(f"the paths (train --paths) are a resnet option, not {c['kind']}'s")
-    if c["sight"] and c["kind"] != "resnet":
-        raise ValueError(f"sight (train --sight) is a resnet option, not {c['kind']}'s")
     for key, value in MODEL_SPECS[c["kind"]].defaults.items():
         if c[key] == 0:
             c[key] = value
@@ -115,11 +111,6 @@ def resolve_config(config):
     return c
 
 
-def _sight_heads(channels):
-    """nn::sight_heads"""
-    return channels // 8 if channels % 8 == 0 and channels >= 8 else 1
-
-
 def min_parameters(c):
     """ModelConfig::min_parameters(): the net's convolutions and matrices, a lower bound on its weights."""
     inp, d, ff = input_kind(c["input_kind"]).planes, c["channels"], c["hidden"]
@@ -134,7 +125,7 @@ def min_parameters(c):
     rays = d * 2 * r + 8 * r * d if c["mixing"] == "rays" else 0
     return (inp * 9 * d + c["blocks"] * (2 * 9 * d * d + rays) + d * 64
             + (2 * d * d if c["policy_head"] == "pairs" else 0) + (3 * d if c["rules_head"] else 0)
-            + (d if c["paths"] else 0) + (4 * d * d + d * _sight_heads(d) if c["sight"] else 0))
+            + (d if c["paths"] else 0))
 
 
 def _is_derived_buffer(name):

@@ -46,37 +46,6 @@ def _between_squares():
     return m
 
 
-class Sight(nn.Module):
-    """Lines of sight (SightImpl): attention over the squares whose logits lose the blocking values
-    of the squares between, plus a bias per head and relative offset; x + out(attention)."""
-
-    def __init__(self, channels):
-        super().__init__()
-        self.heads = channels // 8 if channels % 8 == 0 and channels >= 8 else 1  # nn::sight_heads
-        self.qkv = nn.Linear(channels, 3 * channels, bias=False)
-        self.out = nn.Linear(channels, channels, bias=False)
-        self.blocking = nn.Linear(channels, self.heads)
-        self.offset_bias = nn.Parameter(torch.zeros(self.heads, 225))
-        rows = torch.arange(64) // 8
-        columns = torch.arange(64) % 8
-        offset = (rows[None, :] - rows[:, None] + 7) * 15 + (columns[None, :] - columns[:, None] + 7)
-        self.register_buffer("offset_of", offset.reshape(4096), persistent=False)
-        self.register_buffer("between", _between_squares(), persistent=False)
-
-    def forward(self, x):
-        b, c = x.shape[0], x.shape[1]
-        width = c // self.heads
-        squares = x.permute(0, 2, 3, 1).reshape(b, 64, c)
-        qkv = self.qkv(squares).view(b, 64, 3, self.heads, width).permute(2, 0, 3, 1, 4)
-        cost = nn.functional.softplus(self.blocking(squares)).transpose(1, 2).reshape(b * self.heads, 64)
-        costs = torch.matmul(cost, self.between.to(cost.dtype)).view(b, self.heads, 64, 64)
-        bias = self.offset_bias.index_select(1, self.offset_of).view(1, self.heads, 64, 64)
-        scores = torch.matmul(qkv[0], qkv[1].transpose(-2, -1)) / math.sqrt(width) + bias - costs
-        mixed = torch.matmul(torch.softmax(scores, -1), qkv[2])
-        y = self.out(mixed.transpose(1, 2).reshape(b, 64, c))
-        return x + y.view(b, 8, 8, c).permute(0, 3, 1, 2)
-
-
 class IndexHead(nn.Module):
     """Scatters compact logits into the 4096 move indices; impossible ones get a fixed value."""
 
@@ -262,15 +231,12 @@ class ResNet(nn.Module):
         # The paths (train --paths): a blocking value per square, subtracted from each move along
         # the squares strictly between its from- and to-square.
         self.paths = nn.Conv2d(c["channels"], 1, 1) if c.get("paths", False) else None
-        self.sight = Sight(c["channels"]) if c.get("sight", False) else None
         self.register_buffer("between", _between_squares() if self.paths is not None else torch.zeros(0),
                              persistent=False)
         self.register_buffer("possible", torch.from_numpy(GEOMETRIC), persistent=False)
 
     def forward(self, x):
         t = self.tower(torch.relu(self.stem_bn(self.stem(x))))
-        if self.sight is not None:
-            t = self.sight(t)
         logits = self.head(self.policy(t).flatten(1))
         if self.pairs is not None:  # on the attribute: TorchScript drops the branch when it is None
             b, d = t.shape[0], t.shape[1]

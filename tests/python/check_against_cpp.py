@@ -140,7 +140,7 @@ def describe(c):
             "resnet": f"resnet {size}" + (" se" if c["squeeze_excitation"] else "")
             + ("" if c.get("mixing", "none") == "none" else " " + c["mixing"])
             + ("" if c.get("policy_head", "types") == "types" else " " + c["policy_head"])
-            + (" paths" if c.get("paths", False) else "") + (" sight" if c.get("sight", False) else "")
+            + (" paths" if c.get("paths", False) else "")
             + (" rules" if c.get("rules_head", False) else "")}[c["kind"]]
     kind = c.get("input_kind", c.get("inputs", "planes"))
     return text + ("" if kind == "planes" else " +" + kind)

@@ -515,7 +515,6 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/model/mixing --mixing",
                                              "/model/policy_head --policy-head",
                                              "/model/paths --paths",
-                                             "/model/sight --sight",
                                              "/model/input_kind --inputs",
                                              "/model/geometric_head --full-head",
                                              "/batch_size --batch-size",

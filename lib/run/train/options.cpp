@@ -151,11 +151,6 @@ Rows model_rows() {
               "its from- and to-square (the way a slider, a pawn's double step or castling must find empty)")
           .inside_fact()
           .keep_on_resume(),
-      R::flag(MODEL_FIELD(sight), "--sight", "model/sight",
-              "resnet: a last layer of attention between squares, less on a line a blocking value the net "
-              "learns for each square between (what a square sees: attackers, pinners, checkers)")
-          .inside_fact()
-          .keep_on_resume(),
       R::choice(MODEL_FIELD(inputs), "--inputs", "model/input_kind", INPUT_KINDS,
                 "What the net sees: state (the position from the mover's side, nothing derived), planes (the "
                 "predecessor's 7), attacks / state+attacks (+3 planes from the move generator: engine-assisted)")
