@@ -26,7 +26,9 @@ lose() {
       --epochs 100000 --eval-every 1000000 --checkpoint-every 5 --device cpu --threads 1 --quiet 2> "$run.$r.err" &
     pids+=($!)
   done
-  for _ in $(seq 600); do
+  # Up to 2 minutes for the first checkpoint: two torch processes starting beside the suite's
+  # heaviest tests on 2 cores (ctest -j2) can take more than the 30 s this waited before.
+  for _ in $(seq 2400); do
     [[ -f $run/checkpoint.safetensors ]] && break
     sleep 0.05
   done
