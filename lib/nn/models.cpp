@@ -1,9 +1,9 @@
 #include "nn/models.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <numeric>
 
+#include "chess/bitboard.h"
 #include "compute/arithmetic.h"
 #include "encode/attack_planes.h"
 #include "encode/encode.h"
@@ -31,16 +31,16 @@ IndexHead compact_head() {
 }
 
 // [64,4096] float: column from * 64 + to of a geometric move holds a 1 at each square strictly
-// between its two squares (none for a knight's jump or a step).
+// between its two squares: chess's between table less the square moved to (nothing for a
+// knight's jump or a step).
 torch::Tensor between_squares() {
+  chess::init_bitboards();
   auto m = torch::zeros({64, encode::MOVE_INDICES});
   auto at = m.accessor<float, 2>();
   for (const int64_t i : geometric_indices()) {
-    const int from = int(i / 64), to = int(i % 64);
-    const int rows = to / 8 - from / 8, columns = to % 8 - from % 8;
-    if (rows != 0 && columns != 0 && std::abs(rows) != std::abs(columns)) continue;  // a knight's jump
-    const int step = 8 * ((rows > 0) - (rows < 0)) + ((columns > 0) - (columns < 0));
-    for (int s = from + step; s != to; s += step) at[s][i] = 1.0f;
+    const auto from = chess::Square(i / 64), to = chess::Square(i % 64);
+    for (chess::Bitboard way = chess::between_bb(from, to) & ~chess::square_bb(to); way;)
+      at[chess::pop_lsb(way)][i] = 1.0f;
   }
   return m;
 }

@@ -9,6 +9,7 @@ from typing import Optional
 import torch
 from torch import nn
 
+from .attacks import RAYS
 from .inputs import config_input_kind, input_kind
 from .moves import GEOMETRIC, MOVE_TYPES
 
@@ -33,16 +34,15 @@ def _move_type_source():
 
 def _between_squares():
     """[64, 4096]: 1 where a square lies strictly between the two squares of a geometric move
-    (ResNetImpl's between_squares)."""
+    (ResNetImpl's between_squares): along each ray from a square (attacks.RAYS), the squares before
+    the one moved to; nothing for a knight's jump or a step."""
     m = torch.zeros(64, 4096)
-    for i in range(4096):
-        a, b = divmod(i, 64)
-        dr, df = b // 8 - a // 8, b % 8 - a % 8
-        if not GEOMETRIC[i] or (dr and df and abs(dr) != abs(df)):
-            continue
-        step = 8 * ((dr > 0) - (dr < 0)) + ((df > 0) - (df < 0))
-        for s in range(a + step, b, step):
-            m[s, i] = 1.0
+    for a in range(64):
+        for ray in RAYS[a]:
+            for k in range(1, 7):
+                if ray[k] < 0:
+                    break
+                m[ray[:k].tolist(), a * 64 + int(ray[k])] = 1.0
     return m
 
 
