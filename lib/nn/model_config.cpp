@@ -85,21 +85,24 @@ const ModelSpec RESNET{
       // The paths: a 1x1 convolution to one value a square, summed into each move along the
       // squares it passes over (a [64 x 4096] product, dense).
       const double paths = c.paths ? 2 * BOARD_SQUARES * d + 2 * BOARD_SQUARES * 64 * 64 : 0;
+      // The vetoes: a 1x1 convolution to the from- and to-values, a sum and a softplus per veto.
+      const double g = 2 * VETO_LINES * VETOES_PER_LINE;
+      const double vetoes = c.vetoes ? 2 * BOARD_SQUARES * d * g + 3 * VETOES_PER_LINE * 64 * 64 : 0;
       return conv3x3_flops(input_floats(c), d) + c.blocks * (2.0 * conv3x3_flops(d, d) + lines + rays) +
-             2 * BOARD_SQUARES * d * 64 + pairs + paths;
+             2 * BOARD_SQUARES * d * 64 + pairs + paths + vetoes;
     },
     [](const ModelConfig& c) {
       const int64_t in = c.input_planes(), d = c.channels;
       const int64_t r = ray_scan_width(c.channels), rays = c.mixing == Mixing::RAYS ? d * 2 * r + 8 * r * d : 0;
       return in * 9 * d + c.blocks * (2 * 9 * d * d + rays) + d * 64 +
              (c.policy_head == PolicyHead::PAIRS ? 2 * d * d : 0) + (c.rules_head ? d * encode::ATTACK_PLANES : 0) +
-             (c.paths ? d : 0);
+             (c.paths ? d : 0) + (c.vetoes ? d * 2 * VETO_LINES * VETOES_PER_LINE : 0);
     },
     [](const ModelConfig& c) {
       return "resnet " + size_of(c) + (c.squeeze_excitation ? " se" : "") +
              (c.mixing == Mixing::NONE ? "" : std::string(" ") + c.mixing_name()) +
              (c.policy_head == PolicyHead::TYPES ? "" : std::string(" ") + c.policy_head_name()) +
-             (c.paths ? " paths" : "") + (c.rules_head ? " rules" : "") + with_inputs(c);
+             (c.paths ? " paths" : "") + (c.vetoes ? " vetoes" : "") + (c.rules_head ? " rules" : "") + with_inputs(c);
     },
     make_resnet,
     true,
@@ -186,6 +189,8 @@ ModelConfig ModelConfig::resolved() const {
     throw Error(std::string("the rules head (train --rules-weight) is a resnet option, not ") + spec.name + "'s");
   if (c.paths && c.kind != ModelKind::RESNET)
     throw Error(std::string("the paths (train --paths) are a resnet option, not ") + spec.name + "'s");
+  if (c.vetoes && c.kind != ModelKind::RESNET)
+    throw Error(std::string("the vetoes (train --vetoes) are a resnet option, not ") + spec.name + "'s");
   if (c.kind == ModelKind::ATTENTION && c.channels % c.heads != 0)
     throw Error("attention: --channels " + std::to_string(c.channels) + " must be a multiple of --heads " +
                 std::to_string(c.heads));
@@ -209,6 +214,7 @@ std::string ModelConfig::to_json() const {
   j["input_kind"] = inputs_name();
   if (rules_head) j["rules_head"] = true;  // files without it: the net without the head
   if (paths) j["paths"] = true;            // files without it: the net without the paths
+  if (vetoes) j["vetoes"] = true;          // files without it: the net without the vetoes
   return j.dump();
 }
 
@@ -240,6 +246,7 @@ constexpr ConfigKey CONFIG_KEYS[] = {
     {"inputs", KeyType::STRING, "\"planes\""},
     {"rules_head", KeyType::BOOL, "false"},  // nets trained without train --rules-weight
     {"paths", KeyType::BOOL, "false"},       // nets trained before train --paths
+    {"vetoes", KeyType::BOOL, "false"},      // nets trained before train --vetoes
 };
 
 // A size of the config: an integer (not 1.0, not true) in 0..65536, the largest of MAX_SIZES;
@@ -294,6 +301,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.policy_head = find_choice(POLICY_HEADS, v["policy_head"].get<std::string>(), "policy head").value;
   c.rules_head = v["rules_head"].get<bool>();
   c.paths = v["paths"].get<bool>();
+  c.vetoes = v["vetoes"].get<bool>();
   return c.resolved();
 }
 

@@ -45,6 +45,28 @@ torch::Tensor between_squares() {
   return m;
 }
 
+// The line of a move index for its vetoes: 0..3 the queen lines (file, diagonal, rank,
+// antidiagonal: move_type_of's directions N, NE, E, SE and their opposites), 4 a knight's jump;
+// 4 for the indices that are never a move too (fixed off: what they read does not matter).
+int veto_line(int index) {
+  const int type = encode::move_type_of(index);
+  return type >= 0 && type < 56 ? (type / 7) % 4 : VETO_LINES - 1;
+}
+
+// Where veto k of each move index reads its value (ResNetImpl::veto_from and veto_to): in the
+// flattened [channel][square] output of the vetoes' convolution, the from-values' channels first.
+std::vector<int64_t> veto_index(bool to_square) {
+  const int vetoes = VETO_LINES * VETOES_PER_LINE;
+  std::vector<int64_t> out;
+  out.reserve(size_t(VETOES_PER_LINE * encode::MOVE_INDICES));
+  for (int k = 0; k < VETOES_PER_LINE; ++k)
+    for (int i = 0; i < encode::MOVE_INDICES; ++i) {
+      const int channel = (to_square ? vetoes : 0) + veto_line(i) * VETOES_PER_LINE + k;
+      out.push_back(int64_t(channel) * 64 + (to_square ? i % 64 : i / 64));
+    }
+  return out;
+}
+
 int64_t final_width(const ModelConfig& c) {
   return c.geometric_head ? int64_t(geometric_indices().size()) : encode::MOVE_INDICES;
 }
@@ -218,6 +240,15 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
     paths->bias.fill_(-4.0);
     between = DeviceConstant(between_squares());
   }
+  if (c.vetoes) {
+    vetoes = register_module(
+        "vetoes", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 2 * VETO_LINES * VETOES_PER_LINE, 1)));
+    // Starts near no veto (softplus(-2 - 2) = 0.018 each), as the paths do.
+    torch::NoGradGuard no_grad;
+    vetoes->bias.fill_(-2.0);
+    veto_from = DeviceIndex(veto_index(false));
+    veto_to = DeviceIndex(veto_index(true));
+  }
   train_geometric_moves_only();
 }
 
@@ -241,7 +272,7 @@ void ResNetImpl::use_kernels(Kernels k) {
 }
 
 torch::Tensor ResNetImpl::forward(torch::Tensor planes) {
-  if (!pairs && !paths) return head(policy_planes(planes).flatten(1));
+  if (!pairs && !paths && !vetoes) return head(policy_planes(planes).flatten(1));
   const auto trained = forward_trained(planes);
   return torch::full({trained.size(0), encode::MOVE_INDICES}, FIXED_OFF_LOGIT, trained.options())
       .index_copy(1, trained_moves(trained.device()), trained);
@@ -261,6 +292,14 @@ torch::Tensor ResNetImpl::path_costs(const torch::Tensor& tower_out) {
   return torch::mm(blocking, between.on(tower_out.device()).to(blocking.scalar_type()));
 }
 
+torch::Tensor ResNetImpl::veto_costs(const torch::Tensor& tower_out) {
+  const int64_t batch = tower_out.size(0);
+  const auto values = vetoes(tower_out).reshape({batch, -1});
+  const auto& device = tower_out.device();
+  const auto both = values.index_select(1, veto_from.on(device)) + values.index_select(1, veto_to.on(device));
+  return torch::softplus(both).view({batch, VETOES_PER_LINE, encode::MOVE_INDICES}).sum(1);
+}
+
 torch::Tensor ResNetImpl::forward_trained(torch::Tensor planes) { return forward_gathered(planes).trained(); }
 
 PolicyNet::Gathered ResNetImpl::forward_gathered(torch::Tensor planes) { return head_forward(tower_forward(planes)); }
@@ -269,6 +308,7 @@ PolicyNet::Gathered ResNetImpl::head_forward(const torch::Tensor& tower_out) {
   Gathered g = gather_policy(policy(tower_out));
   if (pairs) g.extra = pair_scores(tower_out);
   if (paths) g.extra = g.extra.defined() ? g.extra - path_costs(tower_out) : -path_costs(tower_out);
+  if (vetoes) g.extra = g.extra.defined() ? g.extra - veto_costs(tower_out) : -veto_costs(tower_out);
   if (g.extra.defined()) g.extra_columns = trained_moves(tower_out.device());
   if (rules && is_training()) g.rules = rules(tower_out);
   return g;

@@ -202,6 +202,10 @@ struct ResNetImpl : PolicyNet {
   // sum of softplus(paths(tower_out)) over the squares strictly between its from- and to-square,
   // which the head subtracts from the move's logit.
   torch::Tensor path_costs(const torch::Tensor& tower_out);
+  // ModelConfig::vetoes: [B,4096] at move index from * 64 + to, the sum over the vetoes of the
+  // move's line of softplus(from-square's value + to-square's value), both of vetoes(tower_out);
+  // the head subtracts it from the move's logit.
+  torch::Tensor veto_costs(const torch::Tensor& tower_out);
   // The stem: its convolution, norm and ReLU [B,channels,8,8].
   torch::Tensor stem_forward(torch::Tensor planes);
   void use_kernels(Kernels kernels) override;
@@ -209,6 +213,9 @@ struct ResNetImpl : PolicyNet {
   torch::nn::Conv2d pairs{nullptr};  // the pairs head: channels -> query and key (channels each)
   torch::nn::Conv2d rules{nullptr};  // ModelConfig::rules_head: channels -> the 3 rule planes
   torch::nn::Conv2d paths{nullptr};  // ModelConfig::paths: channels -> a blocking value per square
+  // ModelConfig::vetoes: channels -> a from-value per veto (VETO_LINES x VETOES_PER_LINE), then a
+  // to-value per veto.
+  torch::nn::Conv2d vetoes{nullptr};
   Kernels kernels = Kernels::TORCH;
   torch::nn::BatchNorm2d stem_bn{nullptr};
   torch::nn::Sequential tower{nullptr};
@@ -218,6 +225,10 @@ struct ResNetImpl : PolicyNet {
   DeviceIndex by_type, by_square;
   // [64,4096]: 1 where square s lies strictly between the squares of move index from * 64 + to.
   DeviceConstant between;
+  // [VETOES_PER_LINE * 4096]: where veto k of move index i reads its from-square's value and its
+  // to-square's value in the flattened vetoes(tower_out) [B, 2 * VETO_LINES * VETOES_PER_LINE * 64],
+  // at k * 4096 + i.
+  DeviceIndex veto_from, veto_to;
 };
 TORCH_MODULE(ResNet);
 

@@ -21,7 +21,7 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from .inputs import config_input_kind, input_kind
-from .models import MODEL_SPECS, LegalNet
+from .models import MODEL_SPECS, VETO_LINES, VETOES_PER_LINE, LegalNet
 from .moves import GEOMETRIC
 from .renames import _sync, _sync_folder
 from .untrusted import load_json, printable
@@ -50,7 +50,8 @@ CONFIG_KEYS = (("kind", str, None), ("hidden", int, None), ("blocks", int, None)
                # "inputs" before the name was made one; neither before the attack planes
                ("input_kind", str, "planes"), ("inputs", str, "planes"),
                ("rules_head", bool, False),  # absent in nets trained without train --rules-weight
-               ("paths", bool, False))  # absent in nets trained without train --paths
+               ("paths", bool, False),  # absent in nets trained without train --paths
+               ("vetoes", bool, False))  # absent in nets trained without train --vetoes
 MIXINGS = ("none", "lines", "rays")  # nn::MIXINGS
 POLICY_HEADS = ("types", "pairs")  # nn::POLICY_HEADS
 _MAX_SIZE = 65536
@@ -78,6 +79,7 @@ def resolve_config(config):
     c.setdefault("policy_head", "types")
     c.setdefault("rules_head", False)
     c.setdefault("paths", False)
+    c.setdefault("vetoes", False)
     input_kind(c["input_kind"])
     if c["kind"] not in MODEL_SPECS:
         raise ValueError(f"unknown model {printable(repr(c['kind']))} (expected {' | '.join(MODEL_SPECS)})")
@@ -94,6 +96,8 @@ def resolve_config(config):
         raise ValueError(f"the rules head (train --rules-weight) is a resnet option, not {c['kind']}'s")
     if c["paths"] and c["kind"] != "resnet":
         raise ValueError(f"the paths (train --paths) are a resnet option, not {c['kind']}'s")
+    if c["vetoes"] and c["kind"] != "resnet":
+        raise ValueError(f"the vetoes (train --vetoes) are a resnet option, not {c['kind']}'s")
     for key, value in MODEL_SPECS[c["kind"]].defaults.items():
         if c[key] == 0:
             c[key] = value
@@ -125,7 +129,7 @@ def min_parameters(c):
     rays = d * 2 * r + 8 * r * d if c["mixing"] == "rays" else 0
     return (inp * 9 * d + c["blocks"] * (2 * 9 * d * d + rays) + d * 64
             + (2 * d * d if c["policy_head"] == "pairs" else 0) + (3 * d if c["rules_head"] else 0)
-            + (d if c["paths"] else 0))
+            + (d if c["paths"] else 0) + (d * 2 * VETO_LINES * VETOES_PER_LINE if c["vetoes"] else 0))
 
 
 def _is_derived_buffer(name):

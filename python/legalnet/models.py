@@ -46,6 +46,22 @@ def _between_squares():
     return m
 
 
+VETO_LINES, VETOES_PER_LINE = 5, 2  # nn::VETO_LINES, nn::VETOES_PER_LINE
+
+
+def _veto_index(to_square):
+    """[VETOES_PER_LINE * 4096] (ResNetImpl's veto_from and veto_to): where veto k of move index i
+    reads its value in the flattened [channel][square] output of the vetoes' convolution, the
+    from-values' channels first; the line is the move type's direction modulo 4 (file, diagonal,
+    rank, antidiagonal), 4 for a knight's jump and for the indices that are never a move."""
+    types = torch.from_numpy(MOVE_TYPES.astype("int64"))
+    line = torch.where((types >= 0) & (types < 56), (types // 7) % 4, VETO_LINES - 1)
+    moves = torch.arange(4096)
+    square = moves % 64 if to_square else moves // 64
+    first = VETO_LINES * VETOES_PER_LINE if to_square else 0
+    return torch.cat([(first + line * VETOES_PER_LINE + k) * 64 + square for k in range(VETOES_PER_LINE)])
+
+
 class IndexHead(nn.Module):
     """Scatters compact logits into the 4096 move indices; impossible ones get a fixed value."""
 
@@ -233,6 +249,14 @@ class ResNet(nn.Module):
         self.paths = nn.Conv2d(c["channels"], 1, 1) if c.get("paths", False) else None
         self.register_buffer("between", _between_squares() if self.paths is not None else torch.zeros(0),
                              persistent=False)
+        # The vetoes (train --vetoes): per line of a move, a from-square's value plus a to-square's,
+        # through a softplus, subtracted from the move's logit.
+        vetoes = c.get("vetoes", False)
+        self.vetoes = nn.Conv2d(c["channels"], 2 * VETO_LINES * VETOES_PER_LINE, 1) if vetoes else None
+        self.register_buffer("veto_from", _veto_index(False) if vetoes else torch.zeros(0, dtype=torch.long),
+                             persistent=False)
+        self.register_buffer("veto_to", _veto_index(True) if vetoes else torch.zeros(0, dtype=torch.long),
+                             persistent=False)
         self.register_buffer("possible", torch.from_numpy(GEOMETRIC), persistent=False)
 
     def forward(self, x):
@@ -246,6 +270,11 @@ class ResNet(nn.Module):
         if self.paths is not None:
             blocking = nn.functional.softplus(self.paths(t)).reshape(t.shape[0], 64)
             logits = logits - torch.matmul(blocking, self.between.to(blocking.dtype))
+        if self.vetoes is not None:
+            values = self.vetoes(t).reshape(t.shape[0], -1)
+            both = values.index_select(1, self.veto_from) + values.index_select(1, self.veto_to)
+            costs = nn.functional.softplus(both).view(t.shape[0], -1, 4096).sum(1)  # over the vetoes of a line
+            logits = logits - costs.masked_fill(~self.possible, 0.0)
         return logits
 
 

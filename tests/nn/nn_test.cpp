@@ -319,6 +319,7 @@ std::vector<PythonCase> python_cases() {
   rules.rules_head = true;
   ModelConfig paths = pairs(rays(config("resnet", 0, 2, 8)));
   paths.paths = true;
+  paths.vetoes = true;
   return {{"mlp", config("mlp", 16, 0, 0)},
           {"mlp_full_head", full_head},
           {"conv", config("conv", 16, 2, 4)},
@@ -332,7 +333,7 @@ std::vector<PythonCase> python_cases() {
           {"resnet_rays_state", with(rays(config("resnet", 0, 2, 8)), encode::InputKind::STATE)},
           {"resnet_pairs_state", with(pairs(config("resnet", 0, 2, 8)), encode::InputKind::STATE)},
           {"resnet_pairs_rules_state", with(rules, encode::InputKind::STATE)},
-          {"resnet_rays_pairs_paths_state", with(paths, encode::InputKind::STATE)}};
+          {"resnet_rays_pairs_paths_vetoes_state", with(paths, encode::InputKind::STATE)}};
 }
 
 class PythonPackage : public testing::TestWithParam<PythonCase> {};

@@ -515,6 +515,7 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/model/mixing --mixing",
                                              "/model/policy_head --policy-head",
                                              "/model/paths --paths",
+                                             "/model/vetoes --vetoes",
                                              "/model/input_kind --inputs",
                                              "/model/geometric_head --full-head",
                                              "/batch_size --batch-size",

@@ -151,6 +151,11 @@ Rows model_rows() {
               "its from- and to-square (the way a slider, a pawn's double step or castling must find empty)")
           .inside_fact()
           .keep_on_resume(),
+      R::flag(MODEL_FIELD(vetoes), "--vetoes", "model/vetoes",
+              "resnet: each move's logit less vetoes of its line (rank, file, diagonals, knight jump), each a "
+              "value of its from-square plus one of its to-square (a pinned piece off its line, a pawn onto a piece)")
+          .inside_fact()
+          .keep_on_resume(),
       R::choice(MODEL_FIELD(inputs), "--inputs", "model/input_kind", INPUT_KINDS,
                 "What the net sees: state (the position from the mover's side, nothing derived), planes (the "
                 "predecessor's 7), attacks / state+attacks (+3 planes from the move generator: engine-assisted)")

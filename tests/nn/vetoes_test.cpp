@@ -1,0 +1,115 @@
+// The vetoes (ModelConfig::vetoes, train --vetoes): each move's logit less, for each veto of its
+// line, a softplus of a value of its from-square plus a value of its to-square.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "encode/encode.h"
+#include "nn/models.h"
+#include "support/helpers.h"
+#include "train/fixtures.h"
+
+namespace legalnet::nn {
+namespace {
+
+ModelConfig with_vetoes(ModelConfig c, bool vetoes = true) {
+  c.policy_head = PolicyHead::PAIRS;
+  c.mixing = Mixing::RAYS;
+  c.inputs = encode::InputKind::STATE;
+  c.paths = true;
+  c.vetoes = vetoes;
+  return c.resolved();
+}
+
+// The line of a move from its squares alone (not from move_type_of): 0 file, 1 diagonal (both
+// steps of one sign), 2 rank, 3 antidiagonal, 4 a knight's jump.
+int line_of(int from, int to) {
+  const int df = to % 8 - from % 8, dr = to / 8 - from / 8;
+  if (df == 0) return 0;
+  if (dr == 0) return 2;
+  if (df == dr) return 1;
+  if (df == -dr) return 3;
+  return 4;
+}
+
+TEST(Vetoes, ConfigRoundTripsAndIsAResnetsOnly) {
+  const ModelConfig v = with_vetoes(test::config("resnet", 0, 2, 8));
+  EXPECT_EQ(ModelConfig::from_json(v.to_json()).to_json(), v.to_json());
+  EXPECT_TRUE(ModelConfig::from_json(v.to_json()).vetoes);
+  EXPECT_EQ(v.describe(), "resnet 2x8 rays pairs paths vetoes +state");
+  const ModelConfig plain = with_vetoes(test::config("resnet", 0, 2, 8), false);
+  // A net without them writes no key: its files are those written before the option existed.
+  EXPECT_EQ(plain.to_json().find("vetoes"), std::string::npos);
+  EXPECT_FALSE(ModelConfig::from_json(plain.to_json()).vetoes);
+  // A 1x1 convolution to a from- and a to-value per veto: 5 lines x 2 vetoes x 2 squares.
+  EXPECT_EQ(v.min_parameters(), plain.min_parameters() + 8 * 20);
+  EXPECT_DOUBLE_EQ(v.forward_flops(), plain.forward_flops() + 2.0 * 64 * 8 * 20 + 3.0 * 2 * 64 * 64);
+  ModelConfig conv = test::config("conv", 16, 1, 8);
+  conv.vetoes = true;
+  EXPECT_EQ(test::error_of([&] { (void)conv.resolved(); }),
+            "the vetoes (train --vetoes) are a resnet option, not conv's");
+}
+
+// Every geometric move's cost, for any values, is the sum over the two vetoes of its line of
+// softplus(the veto's from-value at its from-square + its to-value at its to-square).
+TEST(Vetoes, AMovesCostIsItsLinesVetoesOfItsTwoSquares) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(6);
+  auto net = std::dynamic_pointer_cast<ResNetImpl>(make_model(with_vetoes(test::config("resnet", 0, 1, 8))));
+  ASSERT_TRUE(net);
+  const auto tower_out = torch::randn({2, 8, 8, 8});
+  const auto values = net->vetoes(tower_out).to(torch::kDouble);  // [2, 20, 8, 8]: from-values, then to-values
+  ASSERT_EQ(values.size(1), 20);
+  const auto costs = net->veto_costs(tower_out).to(torch::kDouble);
+  ASSERT_EQ(costs.sizes(), (std::vector<int64_t>{2, 4096}));
+  const auto v = values.accessor<double, 4>();
+  const auto c = costs.accessor<double, 2>();
+  std::vector<int> moves_by_line(5, 0);
+  for (int i = 0; i < encode::MOVE_INDICES; ++i) {
+    if (!encode::index_is_geometric(i)) continue;
+    const int from = i / 64, to = i % 64, line = line_of(from, to);
+    ++moves_by_line[size_t(line)];
+    for (int b = 0; b < 2; ++b) {
+      double want = 0;
+      for (int k = 0; k < 2; ++k) {
+        const double x = v[b][line * 2 + k][from / 8][from % 8] + v[b][10 + line * 2 + k][to / 8][to % 8];
+        want += std::log1p(std::exp(x));
+      }
+      ASSERT_NEAR(c[b][i], want, 1e-5) << "move index " << i;
+    }
+  }
+  // 8 x 56 moves along the files and ranks, 280 along each diagonal's direction, 336 jumps.
+  EXPECT_EQ(moves_by_line, (std::vector<int>{448, 280, 448, 280, 336}));
+}
+
+// The head subtracts the costs from each move's logit, in forward() and in the logits training
+// reads (forward_gathered), and leaves the indices that are never a move fixed off.
+TEST(Vetoes, EveryLogitIsTheOtherHeadsLessItsCost) {
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(7);
+  const ModelConfig c = with_vetoes(test::config("resnet", 0, 1, 8));
+  auto net = std::dynamic_pointer_cast<ResNetImpl>(make_model(c));
+  ASSERT_TRUE(net);
+  net->eval();
+  const auto planes = torch::randn({2, c.input_planes(), 8, 8});
+  const auto costs = net->veto_costs(net->tower_forward(planes));
+  const auto logits = net->forward(planes);
+  const auto trained = net->forward_gathered(planes).trained();
+  // The same net with no veto: softplus(-200) is 1e-87.
+  const auto weight = net->vetoes->weight.clone(), bias = net->vetoes->bias.clone();
+  net->vetoes->weight.zero_();
+  net->vetoes->bias.fill_(-100.0);
+  const auto free = net->forward(planes);
+  net->vetoes->weight.copy_(weight);
+  net->vetoes->bias.copy_(bias);
+  const auto moves = net->trained_moves(torch::kCPU);
+  EXPECT_TRUE(torch::allclose(logits.index_select(1, moves), (free - costs).index_select(1, moves), 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(trained, logits.index_select(1, moves), 1e-5, 1e-5));
+  EXPECT_GT(costs.index_select(1, moves).max().item<float>(), 0.1f);  // the check sees a cost
+  EXPECT_FLOAT_EQ(logits[1][0].item<float>(), FIXED_OFF_LOGIT);       // a1a1
+}
+
+}  // namespace
+}  // namespace legalnet::nn
