@@ -83,11 +83,11 @@ const ModelSpec RESNET{
                                ? 2 * BOARD_SQUARES * d * 2 * d + 2 * BOARD_SQUARES * BOARD_SQUARES * d
                                : 0;
       // The paths: a 1x1 convolution to one value a square, summed into each move along the
-      // squares it passes over (a [64 x 4096] product, dense).
-      const double paths = c.paths ? 2 * BOARD_SQUARES * d + 2 * BOARD_SQUARES * 64 * 64 : 0;
+      // squares it passes over (a [64 x 1792] product, dense).
+      const double paths = c.paths ? 2 * BOARD_SQUARES * d + 2 * BOARD_SQUARES * encode::GEOMETRIC_INDICES : 0;
       // The vetoes: a 1x1 convolution to the from- and to-values, a sum and a softplus per veto.
       const double g = 2 * VETO_LINES * VETOES_PER_LINE;
-      const double vetoes = c.vetoes ? 2 * BOARD_SQUARES * d * g + 3 * VETOES_PER_LINE * 64 * 64 : 0;
+      const double vetoes = c.vetoes ? 2 * BOARD_SQUARES * d * g + 3 * VETOES_PER_LINE * encode::GEOMETRIC_INDICES : 0;
       return conv3x3_flops(input_floats(c), d) + c.blocks * (2.0 * conv3x3_flops(d, d) + lines + rays) +
              2 * BOARD_SQUARES * d * 64 + pairs + paths + vetoes;
     },

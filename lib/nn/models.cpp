@@ -30,37 +30,37 @@ IndexHead compact_head() {
   return IndexHead(source);
 }
 
-// [64,4096] float: column from * 64 + to of a geometric move holds a 1 at each square strictly
-// between its two squares: chess's between table less the square moved to (nothing for a
-// knight's jump or a step).
+// [64,1792] float: column j, the geometric move geometric_indices()[j], holds a 1 at each square
+// strictly between its two squares: chess's between table less the square moved to (nothing
+// for a knight's jump or a step).
 torch::Tensor between_squares() {
   chess::init_bitboards();
-  auto m = torch::zeros({64, encode::MOVE_INDICES});
+  const auto& moves = geometric_indices();
+  auto m = torch::zeros({64, int64_t(moves.size())});
   auto at = m.accessor<float, 2>();
-  for (const int64_t i : geometric_indices()) {
-    const auto from = chess::Square(i / 64), to = chess::Square(i % 64);
+  for (size_t j = 0; j < moves.size(); ++j) {
+    const auto from = chess::Square(moves[j] / 64), to = chess::Square(moves[j] % 64);
     for (chess::Bitboard way = chess::between_bb(from, to) & ~chess::square_bb(to); way;)
-      at[chess::pop_lsb(way)][i] = 1.0f;
+      at[chess::pop_lsb(way)][int64_t(j)] = 1.0f;
   }
   return m;
 }
 
-// The line of a move index for its vetoes: 0..3 the queen lines (file, diagonal, rank,
-// antidiagonal: move_type_of's directions N, NE, E, SE and their opposites), 4 a knight's jump;
-// 4 for the indices that are never a move too (fixed off: what they read does not matter).
-int veto_line(int index) {
-  const int type = encode::move_type_of(index);
-  return type >= 0 && type < 56 ? (type / 7) % 4 : VETO_LINES - 1;
+// The line of a geometric move for its vetoes: 0..3 the queen lines (file, diagonal, rank,
+// antidiagonal: move_type_of's directions N, NE, E, SE and their opposites), 4 a knight's jump.
+int veto_line(int64_t index) {
+  const int type = encode::move_type_of(int(index));
+  return type < 56 ? (type / 7) % 4 : VETO_LINES - 1;
 }
 
-// Where veto k of each move index reads its value (ResNetImpl::veto_from and veto_to): in the
-// flattened [channel][square] output of the vetoes' convolution, the from-values' channels first.
+// Where veto k of each geometric move reads its value (ResNetImpl::veto_from and veto_to): in
+// the flattened [channel][square] output of the vetoes' convolution, the from-values' channels
+// first; at k * 1792 + j for the move geometric_indices()[j].
 std::vector<int64_t> veto_index(bool to_square) {
   const int vetoes = VETO_LINES * VETOES_PER_LINE;
   std::vector<int64_t> out;
-  out.reserve(size_t(VETOES_PER_LINE * encode::MOVE_INDICES));
   for (int k = 0; k < VETOES_PER_LINE; ++k)
-    for (int i = 0; i < encode::MOVE_INDICES; ++i) {
+    for (const int64_t i : geometric_indices()) {
       const int channel = (to_square ? vetoes : 0) + veto_line(i) * VETOES_PER_LINE + k;
       out.push_back(int64_t(channel) * 64 + (to_square ? i % 64 : i / 64));
     }
@@ -297,7 +297,18 @@ torch::Tensor ResNetImpl::veto_costs(const torch::Tensor& tower_out) {
   const auto values = vetoes(tower_out).reshape({batch, -1});
   const auto& device = tower_out.device();
   const auto both = values.index_select(1, veto_from.on(device)) + values.index_select(1, veto_to.on(device));
-  return torch::softplus(both).view({batch, VETOES_PER_LINE, encode::MOVE_INDICES}).sum(1);
+  return torch::softplus(both).view({batch, VETOES_PER_LINE, -1}).sum(1);
+}
+
+torch::Tensor ResNetImpl::move_costs(const torch::Tensor& tower_out) {
+  torch::Tensor costs;
+  if (paths) costs = path_costs(tower_out);
+  if (vetoes) costs = costs.defined() ? costs + veto_costs(tower_out) : veto_costs(tower_out);
+  if (!costs.defined()) return costs;
+  // Into the 4096 move indices by index_copy, whose gradient is a gather (index_select's would
+  // be a scatter-add).
+  return torch::zeros({costs.size(0), encode::MOVE_INDICES}, costs.options())
+      .index_copy(1, trained_moves(tower_out.device()), costs);
 }
 
 torch::Tensor ResNetImpl::forward_trained(torch::Tensor planes) { return forward_gathered(planes).trained(); }
@@ -307,8 +318,7 @@ PolicyNet::Gathered ResNetImpl::forward_gathered(torch::Tensor planes) { return 
 PolicyNet::Gathered ResNetImpl::head_forward(const torch::Tensor& tower_out) {
   Gathered g = gather_policy(policy(tower_out));
   if (pairs) g.extra = pair_scores(tower_out);
-  if (paths) g.extra = g.extra.defined() ? g.extra - path_costs(tower_out) : -path_costs(tower_out);
-  if (vetoes) g.extra = g.extra.defined() ? g.extra - veto_costs(tower_out) : -veto_costs(tower_out);
+  if (paths || vetoes) g.extra = g.extra.defined() ? g.extra - move_costs(tower_out) : -move_costs(tower_out);
   if (g.extra.defined()) g.extra_columns = trained_moves(tower_out.device());
   if (rules && is_training()) g.rules = rules(tower_out);
   return g;

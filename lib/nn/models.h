@@ -198,14 +198,17 @@ struct ResNetImpl : PolicyNet {
   // The pairs head's (from, to) scores [B,4096] at move index from * 64 + to, from the tower's
   // output [B,channels,8,8].
   torch::Tensor pair_scores(const torch::Tensor& tower_out);
-  // ModelConfig::paths: what blocks each move's way [B,4096] at move index from * 64 + to, the
-  // sum of softplus(paths(tower_out)) over the squares strictly between its from- and to-square,
-  // which the head subtracts from the move's logit.
+  // ModelConfig::paths: what blocks each geometric move's way [B,1792] (in trained_moves' order),
+  // the sum of softplus(paths(tower_out)) over the squares strictly between its from- and
+  // to-square.
   torch::Tensor path_costs(const torch::Tensor& tower_out);
-  // ModelConfig::vetoes: [B,4096] at move index from * 64 + to, the sum over the vetoes of the
-  // move's line of softplus(from-square's value + to-square's value), both of vetoes(tower_out);
-  // the head subtracts it from the move's logit.
+  // ModelConfig::vetoes: [B,1792] (in trained_moves' order), the sum over the vetoes of each
+  // geometric move's line of softplus(its from-square's value + its to-square's value), both of
+  // vetoes(tower_out).
   torch::Tensor veto_costs(const torch::Tensor& tower_out);
+  // The paths' and the vetoes' costs [B,4096] at move index from * 64 + to (0 at the indices that
+  // are never a move), which the head subtracts from the logits; undefined without either.
+  torch::Tensor move_costs(const torch::Tensor& tower_out);
   // The stem: its convolution, norm and ReLU [B,channels,8,8].
   torch::Tensor stem_forward(torch::Tensor planes);
   void use_kernels(Kernels kernels) override;
@@ -223,11 +226,11 @@ struct ResNetImpl : PolicyNet {
   // Where each geometric move's logit lies in the flattened policy planes: at type * 64 + from
   // in the default layout, at from * 64 + type in channels-last (read without a copy).
   DeviceIndex by_type, by_square;
-  // [64,4096]: 1 where square s lies strictly between the squares of move index from * 64 + to.
+  // [64,1792]: 1 where square s lies strictly between the squares of geometric move j.
   DeviceConstant between;
-  // [VETOES_PER_LINE * 4096]: where veto k of move index i reads its from-square's value and its
-  // to-square's value in the flattened vetoes(tower_out) [B, 2 * VETO_LINES * VETOES_PER_LINE * 64],
-  // at k * 4096 + i.
+  // [VETOES_PER_LINE * 1792]: where veto k of geometric move j reads its from-square's value and
+  // its to-square's value in the flattened vetoes(tower_out) [B, 2 * VETO_LINES * VETOES_PER_LINE
+  // * 64], at k * 1792 + j.
   DeviceIndex veto_from, veto_to;
 };
 TORCH_MODULE(ResNet);

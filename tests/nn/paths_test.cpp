@@ -32,8 +32,8 @@ TEST(Paths, ConfigRoundTripsAndIsAResnetsOnly) {
   EXPECT_EQ(plain.to_json().find("paths"), std::string::npos);
   EXPECT_FALSE(ModelConfig::from_json(plain.to_json()).paths);
   EXPECT_EQ(p.min_parameters(), plain.min_parameters() + 8);
-  // A 1x1 convolution to one value a square, then the [64 x 4096] product.
-  EXPECT_DOUBLE_EQ(p.forward_flops(), plain.forward_flops() + 2.0 * 64 * 8 + 2.0 * 64 * 64 * 64);
+  // A 1x1 convolution to one value a square, then the [64 x 1792] product.
+  EXPECT_DOUBLE_EQ(p.forward_flops(), plain.forward_flops() + 2.0 * 64 * 8 + 2.0 * 64 * 1792);
   ModelConfig conv = test::config("conv", 16, 1, 8);
   conv.paths = true;
   EXPECT_EQ(test::error_of([&] { (void)conv.resolved(); }),
@@ -50,19 +50,22 @@ TEST(Paths, AMovesCostIsTheBlockingOfTheSquaresItPassesOver) {
   ASSERT_TRUE(net);
   const auto tower_out = torch::randn({3, 8, 8, 8});
   const auto blocking = torch::softplus(net->paths(tower_out)).reshape({3, 64});
-  const auto costs = net->path_costs(tower_out);
-  ASSERT_EQ(costs.sizes(), (std::vector<int64_t>{3, 4096}));
+  const auto costs = net->path_costs(tower_out);  // at the trained moves, in order
+  ASSERT_EQ(costs.sizes(), (std::vector<int64_t>{3, 1792}));
+  const auto moves = net->trained_moves(torch::kCPU);
   int lines = 0;
-  for (int i = 0; i < encode::MOVE_INDICES; ++i) {
+  for (int64_t j = 0; j < moves.size(0); ++j) {
+    const int i = int(moves[j].item<int64_t>());
+    ASSERT_TRUE(encode::index_is_geometric(i));
     const auto from = chess::Square(i / 64), to = chess::Square(i % 64);
     // between_bb holds its second square too (a check's block-or-capture mask).
-    const chess::Bitboard way = encode::index_is_geometric(i) ? chess::between_bb(from, to) & ~chess::square_bb(to) : 0;
+    const chess::Bitboard way = chess::between_bb(from, to) & ~chess::square_bb(to);
     lines += way != 0;
     for (int b = 0; b < 3; ++b) {
       double want = 0;
       for (int s = 0; s < 64; ++s)
         if (way >> s & 1) want += blocking[b][s].item<double>();
-      ASSERT_NEAR(costs[b][i].item<double>(), want, 1e-5) << "move index " << i;
+      ASSERT_NEAR(costs[b][j].item<double>(), want, 1e-5) << "move index " << i;
     }
   }
   // The queen lines longer than a step: 1456 queen moves less the 420 steps.
@@ -79,7 +82,7 @@ TEST(Paths, EveryLogitIsTheOtherHeadsLessItsCost) {
   ASSERT_TRUE(net);
   net->eval();
   const auto planes = torch::randn({2, c.input_planes(), 8, 8});
-  const auto costs = net->path_costs(net->tower_forward(planes));
+  const auto costs = net->move_costs(net->tower_forward(planes));
   const auto logits = net->forward(planes);
   const auto trained = net->forward_gathered(planes).trained();
   // The same net with every square free: softplus(-100) is 4e-44.

@@ -14,11 +14,11 @@
 namespace legalnet::nn {
 namespace {
 
-ModelConfig with_vetoes(ModelConfig c, bool vetoes = true) {
+ModelConfig with_vetoes(ModelConfig c, bool vetoes = true, bool paths = true) {
   c.policy_head = PolicyHead::PAIRS;
   c.mixing = Mixing::RAYS;
   c.inputs = encode::InputKind::STATE;
-  c.paths = true;
+  c.paths = paths;
   c.vetoes = vetoes;
   return c.resolved();
 }
@@ -45,7 +45,7 @@ TEST(Vetoes, ConfigRoundTripsAndIsAResnetsOnly) {
   EXPECT_FALSE(ModelConfig::from_json(plain.to_json()).vetoes);
   // A 1x1 convolution to a from- and a to-value per veto: 5 lines x 2 vetoes x 2 squares.
   EXPECT_EQ(v.min_parameters(), plain.min_parameters() + 8 * 20);
-  EXPECT_DOUBLE_EQ(v.forward_flops(), plain.forward_flops() + 2.0 * 64 * 8 * 20 + 3.0 * 2 * 64 * 64);
+  EXPECT_DOUBLE_EQ(v.forward_flops(), plain.forward_flops() + 2.0 * 64 * 8 * 20 + 3.0 * 2 * 1792);
   ModelConfig conv = test::config("conv", 16, 1, 8);
   conv.vetoes = true;
   EXPECT_EQ(test::error_of([&] { (void)conv.resolved(); }),
@@ -62,13 +62,15 @@ TEST(Vetoes, AMovesCostIsItsLinesVetoesOfItsTwoSquares) {
   const auto tower_out = torch::randn({2, 8, 8, 8});
   const auto values = net->vetoes(tower_out).to(torch::kDouble);  // [2, 20, 8, 8]: from-values, then to-values
   ASSERT_EQ(values.size(1), 20);
-  const auto costs = net->veto_costs(tower_out).to(torch::kDouble);
-  ASSERT_EQ(costs.sizes(), (std::vector<int64_t>{2, 4096}));
+  const auto costs = net->veto_costs(tower_out).to(torch::kDouble);  // at the trained moves, in order
+  ASSERT_EQ(costs.sizes(), (std::vector<int64_t>{2, 1792}));
   const auto v = values.accessor<double, 4>();
   const auto c = costs.accessor<double, 2>();
+  const auto moves = net->trained_moves(torch::kCPU);
   std::vector<int> moves_by_line(5, 0);
-  for (int i = 0; i < encode::MOVE_INDICES; ++i) {
-    if (!encode::index_is_geometric(i)) continue;
+  for (int64_t j = 0; j < moves.size(0); ++j) {
+    const int i = int(moves[j].item<int64_t>());
+    ASSERT_TRUE(encode::index_is_geometric(i));
     const int from = i / 64, to = i % 64, line = line_of(from, to);
     ++moves_by_line[size_t(line)];
     for (int b = 0; b < 2; ++b) {
@@ -77,7 +79,7 @@ TEST(Vetoes, AMovesCostIsItsLinesVetoesOfItsTwoSquares) {
         const double x = v[b][line * 2 + k][from / 8][from % 8] + v[b][10 + line * 2 + k][to / 8][to % 8];
         want += std::log1p(std::exp(x));
       }
-      ASSERT_NEAR(c[b][i], want, 1e-5) << "move index " << i;
+      ASSERT_NEAR(c[b][j], want, 1e-5) << "move index " << i;
     }
   }
   // 8 x 56 moves along the files and ranks, 280 along each diagonal's direction, 336 jumps.
@@ -89,12 +91,13 @@ TEST(Vetoes, AMovesCostIsItsLinesVetoesOfItsTwoSquares) {
 TEST(Vetoes, EveryLogitIsTheOtherHeadsLessItsCost) {
   torch::NoGradGuard no_grad;
   torch::manual_seed(7);
-  const ModelConfig c = with_vetoes(test::config("resnet", 0, 1, 8));
+  // Without the paths, so that move_costs are the vetoes' alone.
+  const ModelConfig c = with_vetoes(test::config("resnet", 0, 1, 8), true, false);
   auto net = std::dynamic_pointer_cast<ResNetImpl>(make_model(c));
   ASSERT_TRUE(net);
   net->eval();
   const auto planes = torch::randn({2, c.input_planes(), 8, 8});
-  const auto costs = net->veto_costs(net->tower_forward(planes));
+  const auto costs = net->move_costs(net->tower_forward(planes));
   const auto logits = net->forward(planes);
   const auto trained = net->forward_gathered(planes).trained();
   // The same net with no veto: softplus(-200) is 1e-87.
