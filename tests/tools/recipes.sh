@@ -150,12 +150,13 @@ fi
 
 # (b) The built-in defaults against recipes/default.toml: where they differ, on purpose. make all
 # trains longer than a bare `train` (one epoch, no budget), weights the hard positions and seeds
-# with 1, trains the rules head, and trains a resnet of 5 x 32 with ray scans and the paths where train's 0 (the
-# architecture's) stands for 6 x 32 without (the layer's cost within the same time; the paths are new);
+# with 1, trains the rules head, and trains a resnet of 5 x 32 with ray scans, the paths and the vetoes where
+# train's 0 (the architecture's) stands for 6 x 32 without (the layer's cost within the same time; the paths and
+# the vetoes are new);
 # evaluate plays games and measures every held-out row. Any other difference is drift: fix the
 # recipe or the default, or add it here with its reason.
 declare -A deliberate=(
-  [train]="blocks channels check-weight epochs max-steps mixing paths pin-weight rare-weight rules-weight seed time-budget"
+  [train]="blocks channels check-weight epochs max-steps mixing paths pin-weight rare-weight rules-weight seed time-budget vetoes"
   [evaluate]="adversary-games games max-positions seed"
 )
 for tool in train evaluate; do
