@@ -85,9 +85,11 @@ const ModelSpec RESNET{
       // The paths: a 1x1 convolution to one value a square, summed into each move along the
       // squares it passes over (a [64 x 1792] product, dense).
       const double paths = c.paths ? 2 * BOARD_SQUARES * d + 2 * BOARD_SQUARES * encode::GEOMETRIC_INDICES : 0;
-      // The vetoes: a 1x1 convolution to the from- and to-values, a sum and a softplus per veto.
-      const double g = 2 * VETO_LINES * VETOES_PER_LINE;
-      const double vetoes = c.vetoes ? 2 * BOARD_SQUARES * d * g + 3 * VETOES_PER_LINE * encode::GEOMETRIC_INDICES : 0;
+      // The vetoes: a 1x1 convolution to the from- and to-values; per veto and move a sum, a
+      // softplus and the sum over the vetoes (elementwise, counted as the ray scans' walks are).
+      const double veto_values = 2 * VETO_LINES * VETOES_PER_LINE;
+      const double vetoes =
+          c.vetoes ? 2 * BOARD_SQUARES * d * veto_values + 3 * VETOES_PER_LINE * encode::GEOMETRIC_INDICES : 0;
       return conv3x3_flops(input_floats(c), d) + c.blocks * (2.0 * conv3x3_flops(d, d) + lines + rays) +
              2 * BOARD_SQUARES * d * 64 + pairs + paths + vetoes;
     },

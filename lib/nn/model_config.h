@@ -43,8 +43,10 @@ enum class Mixing { NONE, LINES, RAYS };
 // A ray scan's width R: its values and gates per square (channels / 4; 8 directions each, so
 // 2 x channels features a square reach its output map).
 inline int ray_scan_width(int channels) { return channels / 4 > 1 ? channels / 4 : 1; }
-// ModelConfig::vetoes: the lines a move can take (rank, file, diagonal, antidiagonal, knight jump)
-// and the vetoes of each, each a value of the from-square and one of the to-square per line.
+// ModelConfig::vetoes: the lines a move can take, in the order of the vetoes' channels: 0 the file,
+// 1 the diagonal (both coordinates rising together), 2 the rank, 3 the antidiagonal, 4 a knight's
+// jump (a "line" here only in name); and the vetoes of each, each a value of the from-square and
+// one of the to-square.
 constexpr int VETO_LINES = 5;
 constexpr int VETOES_PER_LINE = 2;
 // The share of the resnet's rate a net with ray scans takes where --lr is left out: at the
@@ -127,11 +129,12 @@ struct ModelConfig {
   // (ResNetImpl::path_costs). Every move with such squares (a slider's, a pawn's double step,
   // castling) needs them empty; what the net learns is which squares block.
   bool paths = false;
-  // resnet: each move's logit less, for each of VETOES_PER_LINE vetoes of the move's line (rank,
-  // file, diagonal, antidiagonal or knight jump), a softplus of a value of its from-square plus a
-  // value of its to-square (ResNetImpl::veto_costs): a fact of the one square and a fact of the
-  // other that together forbid moves along that line, as a pinned piece leaving its pin's line or
-  // a pawn pushed onto a piece, which the pairs head's one product per square pair cannot tell.
+  // resnet: each move's logit less, for each of VETOES_PER_LINE vetoes of the move's line (file,
+  // diagonal, rank, antidiagonal or knight jump: VETO_LINES), a softplus of a value of its
+  // from-square plus a value of its to-square (ResNetImpl::veto_costs): a fact of the one square
+  // and a fact of the other that together forbid moves along that line, as a pinned piece leaving
+  // its pin's line or a pawn pushed onto a piece; the pairs head has one product per pair of
+  // squares and no term per line.
   bool vetoes = false;
   // mlp / conv: a final layer of the 1792 possibly-legal outputs only, the other 2304 fixed off
   // (resnet always does this through its move-type head).

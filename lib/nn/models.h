@@ -47,7 +47,8 @@ class PolicyNet : public torch::nn::Module {
   // scores.index_select(1, columns), scores [B,N] contiguous in the pass's dtype, columns
   // int64 [K]. The training loss reads them in place (nn/loss.h: no gather, cast or scatter).
   // Default: the trained logits themselves, columns 0..K-1. A net with two heads adds a second
-  // source (the resnet's pairs head): logit j is scores[:, columns[j]] + extra[:, extra_columns[j]],
+  // source (the resnet's pairs head, less the paths' and the vetoes' costs; those alone without
+  // the pairs head): logit j is scores[:, columns[j]] + extra[:, extra_columns[j]],
   // summed by the loss where it reads them (no gather, add or scatter of their own).
   struct Gathered {
     torch::Tensor scores, columns;
@@ -192,8 +193,9 @@ struct ResNetImpl : PolicyNet {
   torch::Tensor policy_planes(torch::Tensor planes);
   // The stem and the residual tower: [B,channels,8,8].
   torch::Tensor tower_forward(torch::Tensor planes);
-  // The policy head on the tower's output: the move-type logits, plus the pairs head's scores
-  // as the second source when the net has it (forward_gathered after the tower).
+  // The policy head on the tower's output: the move-type logits, plus as the second source the
+  // pairs head's scores less move_costs, where the net has either (forward_gathered after the
+  // tower).
   Gathered head_forward(const torch::Tensor& tower_out);
   // The pairs head's (from, to) scores [B,4096] at move index from * 64 + to, from the tower's
   // output [B,channels,8,8].

@@ -97,21 +97,30 @@ void RunFolder::check_resumed_options(const std::string& options_json, const std
     if (p.object.empty() || !now.contains(p.object)) continue;
     require(run, p.object, "");
     if (!run[p.object].is_object()) throw Error(options_path() + ": '" + p.object + "' is not a JSON object");
-    if (now[p.object].contains(p.key)) require(run[p.object], p.key, "'" + p.object + "' key ");
+    // A boolean the run lacks inside an object is false: the model's config writes rules_head,
+    // paths and vetoes only when true (nn::ModelConfig::to_json), so that nets without them keep
+    // the files of before.
+    if (now[p.object].contains(p.key) && !now[p.object][p.key].is_boolean())
+      require(run[p.object], p.key, "'" + p.object + "' key ");
   }
   for (const KeptData& d : data) check_same_data(options_path(), run, now, d);
+  // Inside an object a boolean either side lacks is false (above).
   auto differs = [&](const nlohmann::json& was, const nlohmann::json& is, const std::string& key,
-                     const std::string& option) {
-    if (!is.contains(key) || was[key] == is[key]) return;
-    throw Error("--resume: " + option + " is " + shown(is[key]) + " here but " + shown(was[key]) +
+                     const std::string& option, bool inside) {
+    const auto value = [&](const nlohmann::json& j) {
+      return j.contains(key) ? j[key] : inside ? nlohmann::json(false) : nlohmann::json();
+    };
+    const bool compared = is.contains(key) || (inside && was.contains(key) && was[key].is_boolean());
+    if (!compared || value(was) == value(is)) return;
+    throw Error("--resume: " + option + " is " + shown(value(is)) + " here but " + shown(value(was)) +
                 " in the run being resumed ('" + options_path() +
                 "'); resume with the run's value, or start a new run");
   };
   for (const KeptOption& k : kept)  // the net's first
     if (const Place p = place_of(k.pointer); !p.object.empty() && now.contains(p.object))
-      differs(run[p.object], now[p.object], p.key, k.option);
+      differs(run[p.object], now[p.object], p.key, k.option, true);
   for (const KeptOption& k : kept)
-    if (const Place p = place_of(k.pointer); p.object.empty()) differs(run, now, p.key, k.option);
+    if (const Place p = place_of(k.pointer); p.object.empty()) differs(run, now, p.key, k.option, false);
 }
 
 std::optional<std::string> RunFolder::recorded(const std::string& key) const {

@@ -33,9 +33,10 @@ def _move_type_source():
 
 
 def _between_squares():
-    """[64, 4096]: 1 where a square lies strictly between the two squares of a geometric move
-    (ResNetImpl's between_squares): along each ray from a square (attacks.RAYS), the squares before
-    the one moved to; nothing for a knight's jump or a step."""
+    """[64, 4096]: 1 where a square lies strictly between the two squares of a geometric move (the
+    4096-wide counterpart of ResNetImpl's between_squares, which holds the 1792 geometric moves):
+    along each ray from a square (attacks.RAYS), the squares before the one moved to; nothing for
+    a knight's jump or a step."""
     m = torch.zeros(64, 4096)
     for a in range(64):
         for ray in RAYS[a]:
@@ -50,7 +51,8 @@ VETO_LINES, VETOES_PER_LINE = 5, 2  # nn::VETO_LINES, nn::VETOES_PER_LINE
 
 
 def _veto_index(to_square):
-    """[VETOES_PER_LINE * 4096] (ResNetImpl's veto_from and veto_to): where veto k of move index i
+    """[VETOES_PER_LINE * 4096] (the 4096-wide counterpart of ResNetImpl's veto_from and veto_to,
+    which hold the 1792 geometric moves; forward masks the others): where veto k of move index i
     reads its value in the flattened [channel][square] output of the vetoes' convolution, the
     from-values' channels first; the line is the move type's direction modulo 4 (file, diagonal,
     rank, antidiagonal), 4 for a knight's jump and for the indices that are never a move."""

@@ -130,11 +130,16 @@ TEST(TrainingLoss, MatchesTorchsOpsForEveryNetPrecisionAndLayout) {
     const char* kind;
     int hidden, blocks, channels;
     PolicyHead policy_head = PolicyHead::TYPES;
+    bool paths = false, vetoes = false;  // the second source: the pairs head less their costs, or these alone
   };
   for (const Case& k : {Case{"resnet", 0, 2, 16}, Case{"resnet", 0, 2, 16, PolicyHead::PAIRS},
-                        Case{"attention", 32, 1, 16}, Case{"mlp", 64, 0, 0}}) {
+                        Case{"resnet", 0, 2, 16, PolicyHead::PAIRS, true, true},
+                        Case{"resnet", 0, 2, 16, PolicyHead::TYPES, false, true}, Case{"attention", 32, 1, 16},
+                        Case{"mlp", 64, 0, 0}}) {
     ModelConfig c = test::config(k.kind, k.hidden, k.blocks, k.channels);
     c.policy_head = k.policy_head;
+    c.paths = k.paths;
+    c.vetoes = k.vetoes;
     c = c.resolved();
     auto net = make_model(c);
     net->train();

@@ -548,6 +548,31 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
 
 // check_train_options() for a struct filled without the parser: the table's ranges, and the options a
 // run cannot go without, each one line naming the option.
+// The model's config writes rules_head, paths and vetoes only when true: a run without one is
+// resumed with it, or a run with one without it, as a difference the message names (not as an
+// options.json that lacks a key).
+TEST(TrainTable, ResumeComparesTheModelsFlagsAFileWritesOnlyWhenTrue) {
+  const std::string dir = test::temp_dir("resume-flags") + "/run";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/checkpoint.safetensors") << "";
+  const std::vector<train::KeptOption> kept = {{"/model/kind", "--arch"}, {"/model/vetoes", "--vetoes"}};
+  auto resumed = [&](const std::string& run, const std::string& now) {
+    std::ofstream(dir + "/options.json") << run;
+    const RunFolder folder(dir, /*resume=*/true, /*force=*/false, {});
+    return test::error_of([&] { folder.check_resumed_options(now, kept, {}); });
+  };
+  const std::string without = R"({"model": {"kind": "resnet"}})";
+  const std::string with = R"({"model": {"kind": "resnet", "vetoes": true}})";
+  EXPECT_EQ(resumed(without, without), "no error");
+  EXPECT_EQ(resumed(with, with), "no error");
+  EXPECT_EQ(resumed(without, with), "--resume: --vetoes is true here but false in the run being resumed ('" + dir +
+                                        "/options.json'); resume with the run's value, or start a new run");
+  EXPECT_EQ(resumed(with, without), "--resume: --vetoes is false here but true in the run being resumed ('" + dir +
+                                        "/options.json'); resume with the run's value, or start a new run");
+  // Any other key the run lacks is still refused.
+  EXPECT_NE(resumed(R"({"model": {}})", without).find("has no 'model' key 'kind'"), std::string::npos);
+}
+
 TEST(TrainTable, ValidateNamesTheOptionOutOfItsRange) {
   TrainOptions o = tiny_run("/nonexistent/run");
   EXPECT_NO_THROW(check_train_options(o));

@@ -152,7 +152,7 @@ Rows model_rows() {
           .inside_fact()
           .keep_on_resume(),
       R::flag(MODEL_FIELD(vetoes), "--vetoes", "model/vetoes",
-              "resnet: each move's logit less vetoes of its line (rank, file, diagonals, knight jump), each a "
+              "resnet: each move's logit less vetoes of its line (file, diagonals, rank, knight jump), each a "
               "value of its from-square plus one of its to-square (a pinned piece off its line, a pawn onto a piece)")
           .inside_fact()
           .keep_on_resume(),
