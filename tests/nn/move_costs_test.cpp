@@ -107,13 +107,10 @@ TEST(Paths, EveryLogitIsTheOtherHeadsLessItsCost) {
   expect_logits_less_move_costs(*net, net->paths, c.input_planes());
 }
 
+// The default's net (with_paths) with or without the vetoes.
 ModelConfig with_vetoes(ModelConfig c, bool vetoes = true, bool paths = true) {
-  c.policy_head = PolicyHead::PAIRS;
-  c.mixing = Mixing::RAYS;
-  c.inputs = encode::InputKind::STATE;
-  c.paths = paths;
   c.vetoes = vetoes;
-  return c.resolved();
+  return with_paths(c, paths);
 }
 
 // The line of a move from its squares alone (not from move_type_of): 0 file, 1 diagonal (both
