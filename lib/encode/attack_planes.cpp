@@ -50,4 +50,23 @@ void encode_attack_planes(const int8_t* squares, int side, int8_t* out) {
   for (; check;) out[2 * PLANE_SIZE + pop_lsb(check)] = 1;
 }
 
+void encode_rule_line_planes(const int8_t* squares, int side, bool flip_ranks, int8_t* out) {
+  std::memset(out, 0, RULE_LINE_PLANES * PLANE_SIZE);
+  const Board b(squares, side);
+  const KingSafety safety = king_safety(b.us, b.king, b.ours, b.theirs);
+  const int flip = flip_ranks ? 56 : 0;
+  for (Bitboard a = safety.danger; a;) out[pop_lsb(a) ^ flip] = 1;
+  for (Bitboard p = safety.pinned; p;) {
+    const int s = pop_lsb(p) ^ flip, k = b.king ^ flip;
+    const int df = s % 8 - k % 8, dr = s / 8 - k / 8;
+    const int line = df == 0 ? 0 : dr == 0 ? 2 : (df > 0) == (dr > 0) ? 1 : 3;
+    out[(1 + line) * PLANE_SIZE + s] = 1;
+  }
+  const int checkers = popcount(safety.checkers);
+  const Bitboard allowed = checkers == 0   ? ~Bitboard(0)
+                           : checkers == 1 ? between_bb(b.king, lsb(safety.checkers))
+                                           : Bitboard(0);
+  for (Bitboard a = allowed; a;) out[5 * PLANE_SIZE + (pop_lsb(a) ^ flip)] = 1;
+}
+
 }  // namespace legalnet::encode

@@ -22,4 +22,18 @@ constexpr int ATTACK_PLANES = 3;
 // Writes 0/1 to out[ATTACK_PLANES * 64], [plane * 64 + square].
 void encode_attack_planes(const int8_t* squares, int side, int8_t* out);
 
+// The rules head's targets with ModelConfig::rule_lines (train --rule-lines): what the vetoes
+// (nn/model_config.h) need to know of a square, each pin by its line and the check rule as a
+// fact of every square, in the frame's squares (ranks flipped when `flip_ranks`):
+// Plane 0:   plane 0 above (the squares the side not to move attacks).
+// Plane 1-4: the mover's pieces pinned along a file, a diagonal (both coordinates rising
+//            together in the frame), a rank, an antidiagonal: the vetoes' lines 0-3.
+// Plane 5:   the squares a move of a piece other than the king may end on by the check rule:
+//            all of them out of check; in a single check the checker and the squares between
+//            a checking slider and the king (an en-passant capture of a checking pawn aside);
+//            none in a double check.
+// Writes 0/1 to out[RULE_LINE_PLANES * 64], [plane * 64 + square].
+constexpr int RULE_LINE_PLANES = 6;
+void encode_rule_line_planes(const int8_t* squares, int side, bool flip_ranks, int8_t* out);
+
 }  // namespace legalnet::encode

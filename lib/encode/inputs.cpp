@@ -61,6 +61,18 @@ void write_attack_planes(const BoardState& s, bool mover_frame, float* out) {
     for (int sq = 0; sq < 64; ++sq) out[p * PLANE_SIZE + (sq ^ flip)] = attacks[p * PLANE_SIZE + sq];
 }
 
+int rule_target_planes(RuleTargets targets) {
+  return targets == RuleTargets::LINES ? RULE_LINE_PLANES : targets == RuleTargets::ATTACK_PLANES ? ATTACK_PLANES : 0;
+}
+
+void write_rule_targets(RuleTargets targets, const BoardState& s, bool mover_frame, float* out) {
+  if (targets == RuleTargets::ATTACK_PLANES) return write_attack_planes(s, mover_frame, out);
+  if (targets != RuleTargets::LINES) return;
+  int8_t lines[RULE_LINE_PLANES * PLANE_SIZE];
+  encode_rule_line_planes(s.squares, s.side, mover_frame && s.side < 0, lines);
+  for (int i = 0; i < RULE_LINE_PLANES * PLANE_SIZE; ++i) out[i] = lines[i];
+}
+
 const InputSpec& input_spec(InputKind kind) { return SPECS[static_cast<int>(kind)]; }
 
 InputKind parse_input_kind(std::string_view name) {

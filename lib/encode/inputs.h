@@ -58,6 +58,13 @@ constexpr int STATE_PLANES = 18;
 // frame when `mover_frame`: what the attack input kinds append, and the rules head's targets.
 void write_attack_planes(const BoardState& s, bool mover_frame, float* out);
 
+// What a rules head learns (nn::ModelConfig::rules_head, rule_lines): nothing, the 3 attack
+// planes, or the RULE_LINE_PLANES planes of attack_planes.h; rule_target_planes of them into
+// out[planes * 64] as floats, in the mover's frame when `mover_frame`.
+enum class RuleTargets : uint8_t { NONE, ATTACK_PLANES, LINES };
+int rule_target_planes(RuleTargets targets);
+void write_rule_targets(RuleTargets targets, const BoardState& s, bool mover_frame, float* out);
+
 // Writes the input planes of `s` for `kind` to out[input_spec(kind).planes * 64] as floats,
 // [plane * 64 + rank * 8 + file] in the input's frame.
 void write_inputs(InputKind kind, const BoardState& s, float* out);

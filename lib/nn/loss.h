@@ -37,9 +37,9 @@ torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduc
 // ms of the default's 50 ms bf16 step on 2 Zen 4 cores; docs/benchmarks.md). Each row's loss is summed in double and
 // the rows in order: the same value for any thread count. On CUDA: the composition of torch's ops.
 // With `rules` (a resnet with the rules head, train --rules-weight), the head's BCE against the
-// rule planes rules.targets ([B,3,8,8], encode/attack_planes.h in the inputs' frame), summed over
-// its 192 values a row, divided by the same B x 4096 and times rules.weight, is added: at weight 1
-// each rule value weighs as much as one move index.
+// rule planes rules.targets ([B,P,8,8], encode::write_rule_targets in the inputs' frame), summed
+// over its P x 64 values a row, divided by the same B x 4096 and times rules.weight, is added: at
+// weight 1 each rule value weighs as much as one move index.
 struct RulesTerm {
   torch::Tensor targets;
   double weight = 0;

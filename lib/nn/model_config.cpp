@@ -97,14 +97,15 @@ const ModelSpec RESNET{
       const int64_t in = c.input_planes(), d = c.channels;
       const int64_t r = ray_scan_width(c.channels), rays = c.mixing == Mixing::RAYS ? d * 2 * r + 8 * r * d : 0;
       return in * 9 * d + c.blocks * (2 * 9 * d * d + rays) + d * 64 +
-             (c.policy_head == PolicyHead::PAIRS ? 2 * d * d : 0) + (c.rules_head ? d * encode::ATTACK_PLANES : 0) +
+             (c.policy_head == PolicyHead::PAIRS ? 2 * d * d : 0) + d * encode::rule_target_planes(c.rule_targets()) +
              (c.paths ? d : 0) + (c.vetoes ? d * 2 * VETO_LINES * VETOES_PER_LINE : 0);
     },
     [](const ModelConfig& c) {
       return "resnet " + size_of(c) + (c.squeeze_excitation ? " se" : "") +
              (c.mixing == Mixing::NONE ? "" : std::string(" ") + c.mixing_name()) +
              (c.policy_head == PolicyHead::TYPES ? "" : std::string(" ") + c.policy_head_name()) +
-             (c.paths ? " paths" : "") + (c.vetoes ? " vetoes" : "") + (c.rules_head ? " rules" : "") + with_inputs(c);
+             (c.paths ? " paths" : "") + (c.vetoes ? " vetoes" : "") +
+             (c.rules_head ? c.rule_lines ? " rules-lines" : " rules" : "") + with_inputs(c);
     },
     make_resnet,
     true,
@@ -189,6 +190,8 @@ ModelConfig ModelConfig::resolved() const {
     throw Error(std::string("policy head '") + c.policy_head_name() + "' is a resnet option, not " + spec.name + "'s");
   if (c.rules_head && c.kind != ModelKind::RESNET)
     throw Error(std::string("the rules head (train --rules-weight) is a resnet option, not ") + spec.name + "'s");
+  if (c.rule_lines && !c.rules_head)
+    throw Error("the rule lines (train --rule-lines) are targets of the rules head: give --rules-weight too");
   if (c.paths && c.kind != ModelKind::RESNET)
     throw Error(std::string("the paths (train --paths) are a resnet option, not ") + spec.name + "'s");
   if (c.vetoes && c.kind != ModelKind::RESNET)
@@ -215,6 +218,7 @@ std::string ModelConfig::to_json() const {
   j["policy_head"] = policy_head_name();
   j["input_kind"] = inputs_name();
   if (rules_head) j["rules_head"] = true;  // files without it: the net without the head
+  if (rule_lines) j["rule_lines"] = true;  // files without it: the 3 attack planes' head
   if (paths) j["paths"] = true;            // files without it: the net without the paths
   if (vetoes) j["vetoes"] = true;          // files without it: the net without the vetoes
   return j.dump();
@@ -247,6 +251,7 @@ constexpr ConfigKey CONFIG_KEYS[] = {
     {"input_kind", KeyType::STRING, "\"planes\""},
     {"inputs", KeyType::STRING, "\"planes\""},
     {"rules_head", KeyType::BOOL, "false"},  // nets trained without train --rules-weight
+    {"rule_lines", KeyType::BOOL, "false"},  // nets trained before train --rule-lines
     {"paths", KeyType::BOOL, "false"},       // nets trained before train --paths
     {"vetoes", KeyType::BOOL, "false"},      // nets trained before train --vetoes
 };
@@ -302,6 +307,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.mixing = find_choice(MIXINGS, v["mixing"].get<std::string>(), "mixing").value;
   c.policy_head = find_choice(POLICY_HEADS, v["policy_head"].get<std::string>(), "policy head").value;
   c.rules_head = v["rules_head"].get<bool>();
+  c.rule_lines = v["rule_lines"].get<bool>();
   c.paths = v["paths"].get<bool>();
   c.vetoes = v["vetoes"].get<bool>();
   return c.resolved();

@@ -124,6 +124,10 @@ struct ModelConfig {
   // (attacked squares, pins, check lines) from the position alone, trained by train's
   // --rules-weight; no prediction reads it (the net's inputs stay the position).
   bool rules_head = false;
+  // With the rules head: its targets are encode/attack_planes.h's RULE_LINE_PLANES (each pin by
+  // its line, the check rule as a fact of every square: what the vetoes need) instead of the 3
+  // attack planes (train --rule-lines).
+  bool rule_lines = false;
   // resnet: each move's logit less what blocks the squares strictly between its from- and
   // to-square: a softplus of a 1x1 convolution of the tower per square, summed along the move
   // (ResNetImpl::path_costs). Every move with such squares (a slider's, a pawn's double step,
@@ -148,6 +152,11 @@ struct ModelConfig {
   const char* inputs_name() const { return encode::input_spec(inputs).name; }
   const char* mixing_name() const { return choice_of(MIXINGS, mixing).name; }
   const char* policy_head_name() const { return choice_of(POLICY_HEADS, policy_head).name; }
+  encode::RuleTargets rule_targets() const {
+    return !rules_head  ? encode::RuleTargets::NONE
+           : rule_lines ? encode::RuleTargets::LINES
+                        : encode::RuleTargets::ATTACK_PLANES;
+  }
 
   // Fills unset sizes with the kind's defaults; throws legalnet::Error for an unknown kind or
   // impossible sizes.

@@ -231,7 +231,7 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
     pairs = register_module("pairs",
                             torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 2 * c.channels, 1).bias(false)));
   if (c.rules_head)
-    rules = register_module("rules", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, encode::ATTACK_PLANES, 1)));
+    rules = register_module("rules", torch::nn::Conv2d(c.channels, encode::rule_target_planes(c.rule_targets()), 1));
   if (c.paths) {
     paths = register_module("paths", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 1, 1)));
     // Starts near no cost (softplus(-4) = 0.018 a square): at first a long move is scored as the

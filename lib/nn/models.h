@@ -53,8 +53,8 @@ class PolicyNet : public torch::nn::Module {
   struct Gathered {
     torch::Tensor scores, columns;
     torch::Tensor extra = {}, extra_columns = {};  // undefined for one source
-    // A resnet with the rules head, in training: its logits of the 3 rule planes [B,3,8,8]
-    // (encode/attack_planes.h, in the inputs' frame); undefined otherwise.
+    // A resnet with the rules head, in training: its logits of the P rule planes [B,P,8,8]
+    // (ModelConfig::rule_targets, in the inputs' frame); undefined otherwise.
     torch::Tensor rules = {};
     // The trained logits [B,K] composed by torch's ops (evaluation, CUDA, tests).
     torch::Tensor trained() const;
@@ -216,7 +216,7 @@ struct ResNetImpl : PolicyNet {
   void use_kernels(Kernels kernels) override;
   torch::nn::Conv2d stem{nullptr}, policy{nullptr};
   torch::nn::Conv2d pairs{nullptr};  // the pairs head: channels -> query and key (channels each)
-  torch::nn::Conv2d rules{nullptr};  // ModelConfig::rules_head: channels -> the 3 rule planes
+  torch::nn::Conv2d rules{nullptr};  // ModelConfig::rules_head: channels -> its rule_targets' planes
   torch::nn::Conv2d paths{nullptr};  // ModelConfig::paths: channels -> a blocking value per square
   // ModelConfig::vetoes: channels -> a from-value per veto (VETO_LINES x VETOES_PER_LINE), then a
   // to-value per veto.

@@ -10,11 +10,13 @@ namespace legalnet::train {
 
 constexpr size_t QUEUE_DEPTH = 4;
 
-Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin, bool rules) {
+Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin, encode::RuleTargets rules) {
   auto options = torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(pin);
   return {torch::empty({int64_t(n), encode::input_spec(inputs).planes, 8, 8}, options),
           torch::empty({int64_t(n), encode::MOVE_INDICES}, options),
-          rules ? torch::empty({int64_t(n), encode::ATTACK_PLANES, 8, 8}, options) : torch::Tensor()};
+          rules != encode::RuleTargets::NONE
+              ? torch::empty({int64_t(n), encode::rule_target_planes(rules), 8, 8}, options)
+              : torch::Tensor()};
 }
 
 void fill_row(Batch& b, size_t i, encode::InputKind inputs, const encode::BoardState& state, const uint16_t* legal,
@@ -23,14 +25,17 @@ void fill_row(Batch& b, size_t i, encode::InputKind inputs, const encode::BoardS
   encode::write_inputs(inputs, state, b.planes.data_ptr<float>() + i * row_floats);
   encode::write_targets(inputs, state.side, legal, legal_end, b.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
   if (b.rules.defined()) {
-    constexpr size_t RULE_FLOATS = encode::ATTACK_PLANES * encode::PLANE_SIZE;
-    encode::write_attack_planes(state, encode::input_spec(inputs).mover_frame,
-                                b.rules.data_ptr<float>() + i * RULE_FLOATS);
+    // The planes a row holds name the targets: the 3 attack planes, or the rule lines'.
+    const int64_t planes = b.rules.size(1);
+    const auto targets =
+        planes == encode::RULE_LINE_PLANES ? encode::RuleTargets::LINES : encode::RuleTargets::ATTACK_PLANES;
+    encode::write_rule_targets(targets, state, encode::input_spec(inputs).mover_frame,
+                               b.rules.data_ptr<float>() + i * planes * encode::PLANE_SIZE);
   }
 }
 
 Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, encode::InputKind inputs,
-                 bool rules) {
+                 encode::RuleTargets rules) {
   Batch b = allocate_batch(n, inputs, pin, rules);
   const uint16_t* legal = data.legal.data();
   for (size_t i = 0; i < n; ++i) {
@@ -58,7 +63,7 @@ int64_t epoch_steps(const CompactPositions& data, int batch_size, const RowWeigh
 }
 
 MemoryBatches::MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, const RowWeights& weights,
-                             BatchSlice slice, encode::InputKind inputs, bool rules)
+                             BatchSlice slice, encode::InputKind inputs, encode::RuleTargets rules)
     : data_(data),
       batch_size_(batch_size),
       seed_(seed),

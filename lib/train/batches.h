@@ -19,13 +19,14 @@ namespace legalnet::train {
 struct Batch {
   torch::Tensor planes;   // float [B,C,8,8]: the inputs of encode::write_inputs
   torch::Tensor targets;  // float [B,4096]: the legal moves in the inputs' frame (encode::write_targets)
-  // float [B,3,8,8]: the rule planes of encode/attack_planes.h in the inputs' frame, the rules
-  // head's targets (train --rules-weight); undefined without.
+  // float [B,P,8,8]: the rules head's targets (encode::write_rule_targets, P of its planes) in the
+  // inputs' frame (train --rules-weight); undefined without.
   torch::Tensor rules = {};
 };
 
-// An empty batch of n rows of `inputs` on the CPU (pinned when `pin`), with rule planes when `rules`.
-Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin, bool rules = false);
+// An empty batch of n rows of `inputs` on the CPU (pinned when `pin`), with the planes of `rules`.
+Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin,
+                     encode::RuleTargets rules = encode::RuleTargets::NONE);
 
 // Row i of batch b: the inputs of `state` (encode::write_inputs) and the legal moves
 // [legal, legal_end) as its target in the inputs' frame (encode::write_targets), and its rule
@@ -35,7 +36,7 @@ void fill_row(Batch& b, size_t i, encode::InputKind inputs, const encode::BoardS
 
 // Expands rows [rows, rows + n) of `data` into a batch on the CPU (pinned when `pin`).
 Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, encode::InputKind inputs,
-                 bool rules = false);
+                 encode::RuleTargets rules = encode::RuleTargets::NONE);
 
 // The row order of one epoch: every row RowWeights::copies times (once by default), shuffled
 // (Fisher-Yates) by GameRng(seed, epoch).
@@ -67,7 +68,7 @@ class BatchSource {
 class MemoryBatches : public BatchSource {
  public:
   MemoryBatches(const CompactPositions& data, int batch_size, uint64_t seed, const RowWeights& weights,
-                BatchSlice slice, encode::InputKind inputs, bool rules = false);
+                BatchSlice slice, encode::InputKind inputs, encode::RuleTargets rules = encode::RuleTargets::NONE);
   int64_t steps_per_epoch() const override { return steps_per_epoch_; }
   Batch batch(int64_t step, bool pin) override;
 
@@ -78,7 +79,7 @@ class MemoryBatches : public BatchSource {
   const RowWeights weights_;
   const BatchSlice slice_;
   const encode::InputKind inputs_;
-  const bool rules_;
+  const encode::RuleTargets rules_;
   int64_t steps_per_epoch_;
   int64_t epoch_ = -1;
   std::vector<uint32_t> order_;

@@ -29,8 +29,8 @@ struct StreamOptions {
   double val_fraction = 0;            // rows of games held out by is_validation_game are skipped
   uint64_t shuffle_buffer = 1 << 18;  // rows resident in the shuffle buffer
   uint64_t block_rows = 8192;         // rows per block, a multiple of the files' 256-row chunks
-  encode::InputKind inputs = encode::InputKind::STATE;  // ModelConfig::inputs, and its default
-  bool rules = false;                                   // the batches hold rule planes (Batch::rules)
+  encode::InputKind inputs = encode::InputKind::STATE;    // ModelConfig::inputs, and its default
+  encode::RuleTargets rules = encode::RuleTargets::NONE;  // the batches' rule planes (Batch::rules)
   BatchSlice slice;
 };
 

@@ -21,7 +21,7 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from .inputs import config_input_kind, input_kind
-from .models import MODEL_SPECS, VETO_LINES, VETOES_PER_LINE, LegalNet
+from .models import MODEL_SPECS, RULE_LINE_PLANES, VETO_LINES, VETOES_PER_LINE, LegalNet
 from .moves import GEOMETRIC
 from .renames import _sync, _sync_folder
 from .untrusted import load_json, printable
@@ -50,6 +50,7 @@ CONFIG_KEYS = (("kind", str, None), ("hidden", int, None), ("blocks", int, None)
                # "inputs" before the name was made one; neither before the attack planes
                ("input_kind", str, "planes"), ("inputs", str, "planes"),
                ("rules_head", bool, False),  # absent in nets trained without train --rules-weight
+               ("rule_lines", bool, False),  # absent in nets trained without train --rule-lines
                ("paths", bool, False),  # absent in nets trained without train --paths
                ("vetoes", bool, False))  # absent in nets trained without train --vetoes
 MIXINGS = ("none", "lines", "rays")  # nn::MIXINGS
@@ -78,6 +79,7 @@ def resolve_config(config):
     c.setdefault("mixing", "none")
     c.setdefault("policy_head", "types")
     c.setdefault("rules_head", False)
+    c.setdefault("rule_lines", False)
     c.setdefault("paths", False)
     c.setdefault("vetoes", False)
     input_kind(c["input_kind"])
@@ -94,6 +96,8 @@ def resolve_config(config):
         raise ValueError(f"policy head {c['policy_head']!r} is a resnet option, not {c['kind']}'s")
     if c["rules_head"] and c["kind"] != "resnet":
         raise ValueError(f"the rules head (train --rules-weight) is a resnet option, not {c['kind']}'s")
+    if c["rule_lines"] and not c["rules_head"]:
+        raise ValueError("the rule lines (train --rule-lines) are targets of the rules head: give --rules-weight too")
     if c["paths"] and c["kind"] != "resnet":
         raise ValueError(f"the paths (train --paths) are a resnet option, not {c['kind']}'s")
     if c["vetoes"] and c["kind"] != "resnet":
@@ -128,8 +132,13 @@ def min_parameters(c):
     r = max(d // 4, 1)  # nn::ray_scan_width
     rays = d * 2 * r + 8 * r * d if c["mixing"] == "rays" else 0
     return (inp * 9 * d + c["blocks"] * (2 * 9 * d * d + rays) + d * 64
-            + (2 * d * d if c["policy_head"] == "pairs" else 0) + (3 * d if c["rules_head"] else 0)
+            + (2 * d * d if c["policy_head"] == "pairs" else 0) + rule_target_planes(c) * d
             + (d if c["paths"] else 0) + (d * 2 * VETO_LINES * VETOES_PER_LINE if c["vetoes"] else 0))
+
+
+def rule_target_planes(c):
+    """encode::rule_target_planes(ModelConfig::rule_targets()): the rules head's outputs a square."""
+    return (RULE_LINE_PLANES if c.get("rule_lines", False) else 3) if c.get("rules_head", False) else 0
 
 
 def _is_derived_buffer(name):

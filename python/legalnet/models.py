@@ -48,6 +48,7 @@ def _between_squares():
 
 
 VETO_LINES, VETOES_PER_LINE = 5, 2  # nn::VETO_LINES, nn::VETOES_PER_LINE
+RULE_LINE_PLANES = 6  # encode::RULE_LINE_PLANES: the rules head's outputs with train --rule-lines
 
 
 def _veto_index(to_square):
@@ -243,9 +244,10 @@ class ResNet(nn.Module):
         # The pairs head (ResNetImpl): a query of the from-square times a key of the to-square.
         pairs = c.get("policy_head", "types") == "pairs"  # absent in files written before it
         self.pairs = nn.Conv2d(c["channels"], 2 * c["channels"], 1, bias=False) if pairs else None
-        # The rules head (train --rules-weight): the tower's guess of the 3 attack planes, which
-        # training alone reads; forward() does not run it.
-        self.rules = nn.Conv2d(c["channels"], 3, 1) if c.get("rules_head", False) else None
+        # The rules head (train --rules-weight): the tower's guess of the 3 attack planes, or with
+        # train --rule-lines of the 6 rule lines, which training alone reads; forward() does not run it.
+        self.rules = (nn.Conv2d(c["channels"], RULE_LINE_PLANES if c.get("rule_lines", False) else 3, 1)
+                      if c.get("rules_head", False) else None)
         # The paths (train --paths): a blocking value per square, subtracted from each move along
         # the squares strictly between its from- and to-square.
         self.paths = nn.Conv2d(c["channels"], 1, 1) if c.get("paths", False) else None

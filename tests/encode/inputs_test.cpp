@@ -179,3 +179,57 @@ TEST(Inputs, TargetsAndBoardOrderAreTheSameMap) {
 
 }  // namespace
 }  // namespace legalnet::encode
+
+namespace legalnet::encode {
+namespace {
+
+// The rule lines (the rules head's targets with train --rule-lines), in the mover's frame, agree
+// with the attack planes, the move generator and the vetoes' lines: a piece is pinned along
+// exactly one line where the attack planes pin it, every legal move of a pinned piece runs along
+// that line (the vetoes' line of its index in the frame, black's diagonals turned over), and
+// every legal move of a piece other than the king ends on plane 5 (all squares out of check, the
+// attack planes' check line in a single check, none in a double check).
+TEST(RuleTargets, LinesAgreeWithTheMoveGeneratorInTheMoversFrame) {
+  using namespace chess;
+  int pinned_moves = 0, black_pinned_moves = 0, checks = 0;
+  for (const auto& fen : test::sample_fens(/*seed=*/37, 2000)) {
+    const Position pos(fen);
+    const BoardState s = BoardState::of(pos);
+    std::vector<float> lines(size_t(rule_target_planes(RuleTargets::LINES)) * PLANE_SIZE);
+    std::vector<float> attacks(size_t(rule_target_planes(RuleTargets::ATTACK_PLANES)) * PLANE_SIZE);
+    write_rule_targets(RuleTargets::LINES, s, /*mover_frame=*/true, lines.data());
+    write_rule_targets(RuleTargets::ATTACK_PLANES, s, /*mover_frame=*/true, attacks.data());
+    auto line = [&](int plane, int square) { return lines[size_t(plane * PLANE_SIZE + square)]; };
+    auto attack = [&](int plane, int square) { return attacks[size_t(plane * PLANE_SIZE + square)]; };
+    const int flip = s.side < 0 ? 56 : 0, checkers = popcount(pos.checkers());
+    SCOPED_TRACE(fen);
+    int allowed = 0;
+    for (int sq = 0; sq < 64; ++sq) {
+      ASSERT_EQ(line(0, sq), attack(0, sq));
+      ASSERT_EQ(line(1, sq) + line(2, sq) + line(3, sq) + line(4, sq), attack(1, sq));
+      if (checkers == 1) ASSERT_EQ(line(5, sq), attack(2, sq));
+      allowed += int(line(5, sq));
+    }
+    EXPECT_EQ(allowed, checkers == 0 ? 64 : checkers == 2 ? 0 : allowed);
+    checks += checkers > 0;
+    const Square king = pos.king_square(pos.side_to_move());
+    for (Move m : MoveList(pos)) {
+      if (m.from() == king || m.kind() == MoveKind::EN_PASSANT) continue;
+      EXPECT_EQ(line(5, m.to() ^ flip), 1) << "a move off the check rule's squares";
+      const int from = m.from() ^ flip;
+      if (!attack(1, from)) continue;
+      ++pinned_moves;
+      black_pinned_moves += s.side < 0;
+      const int type = move_type_of(network_index(InputKind::STATE, s.side, m.from() * 64 + m.to()));
+      ASSERT_GE(type, 0);
+      ASSERT_LT(type, 56) << "a pinned knight moved";
+      EXPECT_EQ(line(1 + type / 7 % 4, from), 1) << "a pinned piece's move off its line";
+    }
+  }
+  EXPECT_GT(pinned_moves, 50);
+  EXPECT_GT(black_pinned_moves, 20);
+  EXPECT_GT(checks, 50);
+}
+
+}  // namespace
+}  // namespace legalnet::encode

@@ -320,6 +320,8 @@ std::vector<PythonCase> python_cases() {
   ModelConfig paths = pairs(rays(config("resnet", 0, 2, 8)));
   paths.paths = true;
   paths.vetoes = true;
+  paths.rules_head = true;
+  paths.rule_lines = true;
   return {{"mlp", config("mlp", 16, 0, 0)},
           {"mlp_full_head", full_head},
           {"conv", config("conv", 16, 2, 4)},
@@ -333,7 +335,7 @@ std::vector<PythonCase> python_cases() {
           {"resnet_rays_state", with(rays(config("resnet", 0, 2, 8)), encode::InputKind::STATE)},
           {"resnet_pairs_state", with(pairs(config("resnet", 0, 2, 8)), encode::InputKind::STATE)},
           {"resnet_pairs_rules_state", with(rules, encode::InputKind::STATE)},
-          {"resnet_rays_pairs_paths_vetoes_state", with(paths, encode::InputKind::STATE)}};
+          {"resnet_rays_pairs_paths_vetoes_rule_lines_state", with(paths, encode::InputKind::STATE)}};
 }
 
 class PythonPackage : public testing::TestWithParam<PythonCase> {};

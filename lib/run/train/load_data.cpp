@@ -26,7 +26,7 @@ std::unique_ptr<train::StreamBatches> stream_source(const TrainOptions& o, const
   so.shuffle_buffer = o.shuffle_buffer;
   so.slice = {ranks.rank(), ranks.world_size()};
   so.inputs = model.inputs;
-  so.rules = model.rules_head;
+  so.rules = model.rule_targets();
   auto stream = std::make_unique<train::StreamBatches>(so, std::move(readers));
   // Ranks hold different blocks: all take the steps the rank with the fewest rows can.
   const auto rows_per_epoch = ranks.all_gather(int64_t(stream->rows_per_epoch()));
@@ -72,7 +72,7 @@ TrainingData load_training_data(const TrainOptions& o, const nn::ModelConfig& mo
     d.train_positions = train_rows.size();
     d.source = std::make_unique<train::MemoryBatches>(train_rows, o.batch_size, o.seed, row_weights(o),
                                                       train::BatchSlice{ranks.rank(), ranks.world_size()}, model.inputs,
-                                                      model.rules_head);
+                                                      model.rule_targets());
   }
   val_rows.keep_first(o.val_max);
   d.val_positions = val_rows.size();

@@ -7,6 +7,7 @@
 
 #include "chess/situations.h"
 #include "run/device_rows.h"
+#include "run/train/option_texts.h"
 #include "run/train/schedule.h"
 #include "util/choices.h"
 #include "util/error.h"
@@ -20,52 +21,6 @@ using R = options::Rows<TrainOptions>;
 // The fields inside `model` (options.json's "model", the net the run builds).
 #define MODEL_FIELD(name) \
   [](auto& o) -> auto& { return o.model.name; }
-
-std::string architectures_help() {
-  std::string help = "The architecture (docs/train.md):";
-  for (const nn::ModelSpec& spec : nn::MODEL_SPECS) help += fmt::format(" {}, {};", spec.name, spec.description);
-  help.back() = '.';
-  return help;
-}
-
-std::string learning_rate_help() {
-  std::string help = "Peak learning rate; 0 or left out: the architecture's (";
-  for (const nn::ModelSpec& row : nn::MODEL_SPECS) {
-    help += fmt::format("{} {:g}", row.name, row.lr);
-    if (row.lr_steps > 0)
-      help += fmt::format(
-          " for {1} steps of {0} rows; x sqrt(rows a step/{0}) for another batch, and x ({1} x "
-          "{0}/(max-steps x rows a step))^{2:g} up to {3:g}x for a shorter schedule",
-          LR_BATCH, row.lr_steps, SHORT_SCHEDULE_POWER, SHORT_SCHEDULE_MAX);
-    help += ", ";
-  }
-  help.replace(help.size() - 2, 2, ")");
-  return help + fmt::format("; with --mixing rays {:g}x that", nn::RAYS_LR_SHARE);
-}
-
-std::string situation_weight_help() {
-  std::string names;
-  for (const chess::SituationSpec& s : chess::SITUATIONS) names.append(names.empty() ? "" : ", ").append(s.name);
-  return fmt::format(
-      "Positions in situation NAME appear W times per epoch (W in 1..{}), e.g. many_queens=4 or "
-      "in_check=8,promotion=2; NAME: {} (where this and --check-weight, --rare-weight or --pin-weight weight one "
-      "situation, the larger weight wins)",
-      train::MAX_ROW_WEIGHT, names);
-}
-
-// --situation-weight's text checked by the parser (the message without the option, which CLI11 adds).
-CLI::Validator situation_weights() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        try {
-          (void)train::RowWeights::parse(text);
-          return {};
-        } catch (const Error& e) {
-          return e.what();
-        }
-      },
-      "NAME=W[,NAME=W...]");
-}
 
 // encode's input kinds as a choice table (util/choices.h).
 const std::array<Choice<encode::InputKind>, encode::INPUT_KIND_NB> INPUT_KINDS = [] {
@@ -258,10 +213,15 @@ Rows sample_rows() {
           .keep_on_resume(),
       R::value(&TrainOptions::rules_weight, "--rules-weight", "rules_weight",
                "resnet: weight of a second loss on a head guessing from the tower the squares the opponent attacks, "
-               "the pinned pieces and the lines answering a check (--inputs attacks' planes; at 1 each of their 192 "
+               "the pinned pieces and the lines answering a check (--inputs attacks' planes; at 1 each of their "
                "values weighs as one move index); the inputs stay the position; 0: no head")
           .range(0, 100)
           .show_default()
+          .keep_on_resume(),
+      R::flag(MODEL_FIELD(rule_lines), "--rule-lines", "model/rule_lines",
+              "--rules-weight: the head guesses each pin by its line and, for every square, whether a move of a "
+              "piece other than the king may end there by the check rule (what the vetoes need) instead")
+          .inside_fact()
           .keep_on_resume(),
       R::value(&TrainOptions::mine_share, "--mine-share", "mine_share",
                "Share of each step's positions mined by the net itself: a pool of the positions it gets most "

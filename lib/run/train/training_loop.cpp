@@ -144,7 +144,7 @@ train::Batch TrainingLoop::with_mined_rows(const train::Batch& batch) {
   const int64_t rows = batch.planes.size(0);
   const int k = HardPositions::rows_of(o_.mine_share, int(rows));
   const std::vector<const chess::Position*> positions = mined_->draw(step, run_.ranks.rank(), k);
-  train::Batch mined = train::allocate_batch(positions.size(), run_.model.inputs, false, batch.rules.defined());
+  train::Batch mined = train::allocate_batch(positions.size(), run_.model.inputs, false, run_.model.rule_targets());
   std::vector<uint16_t> legal;
   for (size_t i = 0; i < positions.size(); ++i) {
     legal.clear();
