@@ -151,9 +151,13 @@ bool model_to_move(const LiveGame& g, const GameOptions& o) {
 }
 
 // The adversary's turn in each of `games`: every legal reply's position scored in one batch,
-// and in each game the reply after which the model's illegal mass is highest played.
+// and in each game the reply after which the model's illegal mass is highest played. A reply
+// that ends the game (a mate, a stalemate, a draw by the rules) leaves the model no pick: it
+// scores below every reply that goes on, so the adversary never ends a game it can go on hunting
+// in (a mate's illegal mass is all of it, and a net that is mated cannot err).
 void play_adversary_moves(const std::vector<LiveGame*>& games, const Predictor& predict) {
   std::vector<Position> children;
+  std::vector<bool> ends;
   std::vector<std::vector<Move>> replies(games.size());
   for (size_t i = 0; i < games.size(); ++i) {
     Position& pos = games[i]->pos;
@@ -161,6 +165,7 @@ void play_adversary_moves(const std::vector<LiveGame*>& games, const Predictor& 
       replies[i].push_back(m);
       pos.do_move(m);
       children.emplace_back(pos.fen());  // the board alone: the model sees no history
+      ends.push_back(termination(pos) != Termination::NONE);  // repetitions by the game's history
       pos.undo_move(m);
     }
   }
@@ -170,18 +175,20 @@ void play_adversary_moves(const std::vector<LiveGame*>& games, const Predictor& 
   predict(batch, probs);
   size_t child = 0;
   for (size_t i = 0; i < games.size(); ++i) {
-    double worst = -1;
+    double worst = -2;
     Move pick = replies[i][0];
     for (Move m : replies[i]) {
       const Position& c = children[child];
       const double mass =
-          encode::illegal_share(probs.data() + child * encode::MOVE_INDICES, encode::LegalMask(MoveList(c)));
+          ends[child] ? -1
+                      : encode::illegal_share(probs.data() + child * encode::MOVE_INDICES, encode::LegalMask(MoveList(c)));
       if (mass > worst) worst = mass, pick = m;
       ++child;
     }
     LiveGame& g = *games[i];
     g.pos.do_move(pick);
     ++g.stats.plies;
+    if (worst < 0) continue;  // every reply ended the game
     ++g.stats.adversary_moves;
     g.stats.adversary_mass += worst;
   }

@@ -18,7 +18,8 @@ using Predictor = std::function<void(const std::vector<const chess::Position*>& 
 // Who the model plays. A uniform random mover; itself, on both sides; or an adversary that hunts
 // for its mistakes (Balogh & Jelasity's illegal-move oracle): of its legal moves it plays the one
 // after which the model puts the most mass on illegal moves (the first such in generation order),
-// every reply of every game at that turn scored in one batch.
+// every reply of every game at that turn scored in one batch; a reply that ends the game only
+// where every reply does.
 enum class Opponent { RANDOM, SELF, ADVERSARY };
 
 struct GameOptions {
@@ -63,7 +64,8 @@ struct GamesSummary {
   Proportion illegal_picks_in_check() const;
   Proportion illegal_picks_not_in_check() const;
   uint64_t illegal_king_safety() const;  // illegal picks that leave or put the own king in check
-  // The model's mean illegal mass in the positions the adversary steered it to (0 without one).
+  // The model's mean illegal mass in the positions the adversary steered it to, the game going on
+  // (0 without one).
   double mean_adversary_mass() const;
   int wins = 0, draws = 0, losses = 0;
   double seconds = 0;

@@ -230,6 +230,28 @@ TEST(Games, TheAdversaryStepsIntoTheModelsWeakSpot) {
   EXPECT_EQ(again.mean_plies_before_illegal(), adversary.mean_plies_before_illegal());
 }
 
+// A model with a little mass on a1a1 (never a move) in every position: after a mate all its mass
+// is illegal, but a mated model has no pick to get wrong, so the adversary mates it only when
+// every reply would; it steers to the positions with the fewest legal moves instead.
+TEST(Games, TheAdversaryDoesNotEndTheGamesItHuntsIn) {
+  const Predictor uniform = [](const std::vector<const Position*>& positions, std::vector<float>& probs) {
+    for (size_t i = 0; i < positions.size(); ++i) {
+      for (auto m : chess::MoveList(*positions[i])) probs[i * encode::MOVE_INDICES + size_t(encode::move_index(m))] = 1;
+      probs[i * encode::MOVE_INDICES] = 0.5f;
+    }
+  };
+  GameOptions o;
+  o.games = 40;
+  o.seed = 6;
+  o.opponent = Opponent::ADVERSARY;
+  o.concurrent = 8;
+  const GamesSummary s = play_games(uniform, o);
+  EXPECT_EQ(s.losses, 0);
+  EXPECT_GT(s.wins + s.draws, 0);
+  EXPECT_GT(s.mean_adversary_mass(), 0.0);
+  EXPECT_LT(s.mean_adversary_mass(), 0.5);  // never a mate's 1
+}
+
 TEST(PositionSearch, EditsAreLegalDeterministicAndVaried) {
   const Position start("r3k2r/ppp2ppp/8/3pP3/8/8/PPP2PPP/R3K2R w KQkq d6 0 1");
   std::set<std::string> seen;

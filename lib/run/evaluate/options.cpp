@@ -40,7 +40,7 @@ std::vector<options::Row<EvaluateOptions>> work_rows() {
       R::value(&O::games, "--games", "games", "Games to play").int_range(0, 1000000).show_default(),
       R::choice(&O::opponent, "--opponent", "opponent", OPPONENTS,
                 "random | self | adversary (of its legal moves, the one after which the model's mass on "
-                "illegal moves is highest)"),
+                "illegal moves is highest, one that ends the game only when all do)"),
       R::value(&O::adversary_games, "--adversary-games", "adversary_games",
                "Games against the adversary as well, reported beside --games' (same seed, sampling and cut)")
           .int_range(0, 1000000)
