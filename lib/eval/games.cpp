@@ -164,7 +164,7 @@ void play_adversary_moves(const std::vector<LiveGame*>& games, const Predictor& 
     for (Move m : MoveList(pos)) {
       replies[i].push_back(m);
       pos.do_move(m);
-      children.emplace_back(pos.fen());  // the board alone: the model sees no history
+      children.emplace_back(pos.fen());                       // the board alone: the model sees no history
       ends.push_back(termination(pos) != Termination::NONE);  // repetitions by the game's history
       pos.undo_move(m);
     }
@@ -179,9 +179,9 @@ void play_adversary_moves(const std::vector<LiveGame*>& games, const Predictor& 
     Move pick = replies[i][0];
     for (Move m : replies[i]) {
       const Position& c = children[child];
-      const double mass =
-          ends[child] ? -1
-                      : encode::illegal_share(probs.data() + child * encode::MOVE_INDICES, encode::LegalMask(MoveList(c)));
+      const double mass = ends[child] ? -1
+                                      : encode::illegal_share(probs.data() + child * encode::MOVE_INDICES,
+                                                              encode::LegalMask(MoveList(c)));
       if (mass > worst) worst = mass, pick = m;
       ++child;
     }
