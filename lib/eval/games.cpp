@@ -179,9 +179,10 @@ void play_adversary_moves(const std::vector<LiveGame*>& games, const Predictor& 
     Move pick = replies[i][0];
     for (Move m : replies[i]) {
       const Position& c = children[child];
-      const double mass = ends[child] ? -1
-                                      : encode::illegal_share(probs.data() + child * encode::MOVE_INDICES,
-                                                              encode::LegalMask(MoveList(c)));
+      double mass = ends[child] ? -1
+                                : encode::illegal_share(probs.data() + child * encode::MOVE_INDICES,
+                                                        encode::LegalMask(MoveList(c)));
+      if (std::isnan(mass)) mass = 0;  // a net whose outputs overflow: a reply like any other
       if (mass > worst) worst = mass, pick = m;
       ++child;
     }

@@ -45,7 +45,8 @@ struct GameRecordStats {
   int picks_in_check = 0, illegal_in_check = 0;
   int illegal_king_safety = 0;  // illegal picks that leave or put the own king in check
   int model_result = 0;         // +1 model won, 0 draw, -1 lost (model as white when self-play)
-  int adversary_moves = 0;      // the adversary's moves, and the model's illegal mass after them
+  int adversary_moves = 0;      // the adversary's moves after which the game goes on, and the
+                                // model's illegal mass after them
   double adversary_mass = 0;
   bool natural_end = false;  // ended by the rules (not by max_plies)
 };

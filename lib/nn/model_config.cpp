@@ -251,7 +251,7 @@ constexpr ConfigKey CONFIG_KEYS[] = {
     {"input_kind", KeyType::STRING, "\"planes\""},
     {"inputs", KeyType::STRING, "\"planes\""},
     {"rules_head", KeyType::BOOL, "false"},  // nets trained without train --rules-weight
-    {"rule_lines", KeyType::BOOL, "false"},  // nets trained before train --rule-lines
+    {"rule_lines", KeyType::BOOL, "false"},  // nets trained without train --rule-lines
     {"paths", KeyType::BOOL, "false"},       // nets trained before train --paths
     {"vetoes", KeyType::BOOL, "false"},      // nets trained before train --vetoes
 };

@@ -98,7 +98,7 @@ void RunFolder::check_resumed_options(const std::string& options_json, const std
     require(run, p.object, "");
     if (!run[p.object].is_object()) throw Error(options_path() + ": '" + p.object + "' is not a JSON object");
     // A boolean the run lacks inside an object is false: the model's config writes rules_head,
-    // paths and vetoes only when true (nn::ModelConfig::to_json), so that nets without them keep
+    // rule_lines, paths and vetoes only when true (nn::ModelConfig::to_json), so that nets without them keep
     // the files of before.
     if (now[p.object].contains(p.key) && !now[p.object][p.key].is_boolean())
       require(run[p.object], p.key, "'" + p.object + "' key ");

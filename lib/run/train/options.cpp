@@ -1,7 +1,5 @@
 #include "run/train/options.h"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 #include <cmath>
 
