@@ -532,6 +532,7 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/pin_weight --pin-weight",
                                              "/situation_weight --situation-weight",
                                              "/rules_weight --rules-weight",
+                                             "/model/rule_lines --rule-lines",
                                              "/mine_share --mine-share",
                                              "/mine_every --mine-every",
                                              "/mine_pool --mine-pool",
@@ -548,7 +549,7 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
 
 // check_train_options() for a struct filled without the parser: the table's ranges, and the options a
 // run cannot go without, each one line naming the option.
-// The model's config writes rules_head, paths and vetoes only when true: a run without one is
+// The model's config writes rules_head, rule_lines, paths and vetoes only when true: a run without one is
 // resumed with it, or a run with one without it, as a difference the message names (not as an
 // options.json that lacks a key).
 TEST(TrainTable, ResumeComparesTheModelsFlagsAFileWritesOnlyWhenTrue) {
