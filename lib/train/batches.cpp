@@ -19,19 +19,14 @@ Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin, encode::RuleT
               : torch::Tensor()};
 }
 
-void fill_row(Batch& b, size_t i, encode::InputKind inputs, const encode::BoardState& state, const uint16_t* legal,
-              const uint16_t* legal_end) {
+void fill_row(Batch& b, size_t i, encode::InputKind inputs, encode::RuleTargets rules, const encode::BoardState& state,
+              const uint16_t* legal, const uint16_t* legal_end) {
   const size_t row_floats = size_t(encode::input_spec(inputs).planes) * encode::PLANE_SIZE;
   encode::write_inputs(inputs, state, b.planes.data_ptr<float>() + i * row_floats);
   encode::write_targets(inputs, state.side, legal, legal_end, b.targets.data_ptr<float>() + i * encode::MOVE_INDICES);
-  if (b.rules.defined()) {
-    // The planes a row holds name the targets: the 3 attack planes, or the rule lines'.
-    const int64_t planes = b.rules.size(1);
-    const auto targets =
-        planes == encode::RULE_LINE_PLANES ? encode::RuleTargets::LINES : encode::RuleTargets::ATTACK_PLANES;
-    encode::write_rule_targets(targets, state, encode::input_spec(inputs).mover_frame,
-                               b.rules.data_ptr<float>() + i * planes * encode::PLANE_SIZE);
-  }
+  if (rules != encode::RuleTargets::NONE)
+    encode::write_rule_targets(rules, state, encode::input_spec(inputs).mover_frame,
+                               b.rules.data_ptr<float>() + i * encode::rule_target_planes(rules) * encode::PLANE_SIZE);
 }
 
 Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, encode::InputKind inputs,
@@ -39,7 +34,7 @@ Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, b
   Batch b = allocate_batch(n, inputs, pin, rules);
   const uint16_t* legal = data.legal.data();
   for (size_t i = 0; i < n; ++i) {
-    fill_row(b, i, inputs, data.state(rows[i]), legal + data.legal_begin[rows[i]],
+    fill_row(b, i, inputs, rules, data.state(rows[i]), legal + data.legal_begin[rows[i]],
              legal + data.legal_begin[rows[i] + 1]);
   }
   return b;

@@ -29,10 +29,10 @@ Batch allocate_batch(size_t n, encode::InputKind inputs, bool pin,
                      encode::RuleTargets rules = encode::RuleTargets::NONE);
 
 // Row i of batch b: the inputs of `state` (encode::write_inputs) and the legal moves
-// [legal, legal_end) as its target in the inputs' frame (encode::write_targets), and its rule
-// planes where the batch has them. The one filler of the memory and stream modes.
-void fill_row(Batch& b, size_t i, encode::InputKind inputs, const encode::BoardState& state, const uint16_t* legal,
-              const uint16_t* legal_end);
+// [legal, legal_end) as its target in the inputs' frame (encode::write_targets), and the planes
+// of `rules` (those the batch was allocated with). The one filler of the memory and stream modes.
+void fill_row(Batch& b, size_t i, encode::InputKind inputs, encode::RuleTargets rules, const encode::BoardState& state,
+              const uint16_t* legal, const uint16_t* legal_end);
 
 // Expands rows [rows, rows + n) of `data` into a batch on the CPU (pinned when `pin`).
 Batch make_batch(const CompactPositions& data, const uint32_t* rows, size_t n, bool pin, encode::InputKind inputs,

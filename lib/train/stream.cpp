@@ -146,7 +146,7 @@ Batch StreamBatches::batch(int64_t step, bool pin) {
   Batch b = allocate_batch(size_t(options_.batch_size), options_.inputs, pin, options_.rules);
   for (size_t i = 0; i < size_t(options_.batch_size); ++i) {
     if (!next_row()) throw Error("stream: the epoch ended early (a dataset changed during the run?)");
-    fill_row(b, i, options_.inputs, emitted_.state, emitted_.legal.data(),
+    fill_row(b, i, options_.inputs, options_.rules, emitted_.state, emitted_.legal.data(),
              emitted_.legal.data() + emitted_.legal.size());
   }
   next_step_ = step + 1;

@@ -65,7 +65,7 @@ TEST(RulesHead, TheBatchHoldsTheAttackPlanesInTheInputsFrame) {
   ASSERT_TRUE(b.rules.defined());
   ASSERT_EQ(b.rules.sizes(), (std::vector<int64_t>{1, encode::ATTACK_PLANES, 8, 8}));
   const uint16_t none = 0;
-  train::fill_row(b, 0, encode::InputKind::STATE, state, &none, &none);
+  train::fill_row(b, 0, encode::InputKind::STATE, encode::RuleTargets::ATTACK_PLANES, state, &none, &none);
   int8_t board[encode::ATTACK_PLANES * 64];
   encode::encode_attack_planes(state.squares, state.side, board);
   const auto rules = b.rules.accessor<float, 4>();
@@ -80,7 +80,7 @@ TEST(RulesHead, TheBatchHoldsTheAttackPlanesInTheInputsFrame) {
   // With --rule-lines the batch holds those, in the same frame.
   train::Batch l = train::allocate_batch(1, encode::InputKind::STATE, false, encode::RuleTargets::LINES);
   ASSERT_EQ(l.rules.sizes(), (std::vector<int64_t>{1, encode::RULE_LINE_PLANES, 8, 8}));
-  train::fill_row(l, 0, encode::InputKind::STATE, state, &none, &none);
+  train::fill_row(l, 0, encode::InputKind::STATE, encode::RuleTargets::LINES, state, &none, &none);
   std::vector<float> lines(encode::RULE_LINE_PLANES * 64);
   encode::write_rule_targets(encode::RuleTargets::LINES, state, /*mover_frame=*/true, lines.data());
   EXPECT_TRUE(torch::equal(l.rules.flatten(), torch::from_blob(lines.data(), {int64_t(lines.size())})));

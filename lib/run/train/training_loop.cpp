@@ -149,8 +149,8 @@ train::Batch TrainingLoop::with_mined_rows(const train::Batch& batch) {
   for (size_t i = 0; i < positions.size(); ++i) {
     legal.clear();
     for (chess::Move m : chess::MoveList(*positions[i])) legal.push_back(uint16_t(encode::move_index(m)));
-    train::fill_row(mined, i, run_.model.inputs, encode::BoardState::of(*positions[i]), legal.data(),
-                    legal.data() + legal.size());
+    train::fill_row(mined, i, run_.model.inputs, run_.model.rule_targets(), encode::BoardState::of(*positions[i]),
+                    legal.data(), legal.data() + legal.size());
   }
   const int64_t kept = rows - int64_t(positions.size());
   auto joined = [kept](const torch::Tensor& given, const torch::Tensor& more) {
