@@ -157,6 +157,7 @@ bool model_to_move(const LiveGame& g, const GameOptions& o) {
 // in (a mate's illegal mass is all of it, and a net that is mated cannot err).
 void play_adversary_moves(const std::vector<LiveGame*>& games, const Predictor& predict) {
   std::vector<Position> children;
+  std::vector<encode::LegalMask> legal;  // each child's legal moves, from one generation
   std::vector<bool> ends;
   std::vector<std::vector<Move>> replies(games.size());
   for (size_t i = 0; i < games.size(); ++i) {
@@ -164,8 +165,10 @@ void play_adversary_moves(const std::vector<LiveGame*>& games, const Predictor& 
     for (Move m : MoveList(pos)) {
       replies[i].push_back(m);
       pos.do_move(m);
-      children.emplace_back(pos.fen());                       // the board alone: the model sees no history
-      ends.push_back(termination(pos) != Termination::NONE);  // repetitions by the game's history
+      const MoveList moves(pos);
+      children.emplace_back(pos.fen());  // the board alone: the model sees no history
+      legal.emplace_back(moves);
+      ends.push_back(termination(pos, moves.size()) != Termination::NONE);  // repetitions by the game's history
       pos.undo_move(m);
     }
   }
@@ -178,10 +181,7 @@ void play_adversary_moves(const std::vector<LiveGame*>& games, const Predictor& 
     double worst = -2;
     Move pick = replies[i][0];
     for (Move m : replies[i]) {
-      const Position& c = children[child];
-      double mass = ends[child] ? -1
-                                : encode::illegal_share(probs.data() + child * encode::MOVE_INDICES,
-                                                        encode::LegalMask(MoveList(c)));
+      double mass = ends[child] ? -1 : encode::illegal_share(probs.data() + child * encode::MOVE_INDICES, legal[child]);
       if (std::isnan(mass)) mass = 0;  // a net whose outputs overflow: a reply like any other
       if (mass > worst) worst = mass, pick = m;
       ++child;
