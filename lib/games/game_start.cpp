@@ -19,6 +19,8 @@ GameStarts::GameStarts(const std::string& start, const std::string& fen) {
     sparse_ = set_up_ = true;
   } else if (start == "edited") {
     edited_ = set_up_ = true;
+  } else if (start == "lopsided") {
+    lopsided_ = set_up_ = true;
   } else {
     list_ = read_position_list(start);
     set_up_ = true;
@@ -26,13 +28,14 @@ GameStarts::GameStarts(const std::string& start, const std::string& fen) {
 }
 
 bool GameStarts::is_keyword(const std::string& start) {
-  return start == "random" || start == "placement" || start == "sparse" || start == "edited";
+  return start == "random" || start == "placement" || start == "sparse" || start == "edited" || start == "lopsided";
 }
 
 chess::Position GameStarts::position(uint64_t index, GameRng& rng) const {
   if (placement_) return random_placement(rng);
   if (sparse_) return random_sparse_position(rng);
   if (edited_) return random_edited_position(rng);
+  if (lopsided_) return random_lopsided_position(rng);
   if (fixed_) return *fixed_;
   return chess::Position(list_[index % list_.size()]);
 }

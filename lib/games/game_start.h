@@ -16,11 +16,12 @@ class GameStarts {
   // `start` is "random" (random games from the standard start, or from `fen` when it is not
   // empty), "placement" (each game from random_placement), "sparse" (from random_sparse_position:
   // the kings and one to three pieces), "edited" (from random_edited_position: a random game's
-  // position after a few legal edits) or the path of a FEN/EPD list (game i
-  // from record i mod the list's size). Throws legalnet::Error on a bad FEN or list.
+  // position after a few legal edits), "lopsided" (from random_lopsided_position: a side with
+  // little against one with much) or the path of a FEN/EPD list (game i from record i mod the
+  // list's size). Throws legalnet::Error on a bad FEN or list.
   GameStarts(const std::string& start, const std::string& fen);
 
-  // Whether `start` names a kind of start (random, placement, sparse, edited), not a FEN/EPD list.
+  // Whether `start` names a kind of start (random, placement, sparse, edited, lopsided), not a FEN/EPD list.
   static bool is_keyword(const std::string& start);
 
   // The start of game `index`; a placement is drawn from the game's own stream `rng` first.
@@ -29,7 +30,7 @@ class GameStarts {
   bool set_up() const { return set_up_; }
 
  private:
-  bool placement_ = false, sparse_ = false, edited_ = false, set_up_ = false;
+  bool placement_ = false, sparse_ = false, edited_ = false, lopsided_ = false, set_up_ = false;
   std::optional<chess::Position> fixed_;
   std::vector<std::string> list_;  // canonical FENs
 };

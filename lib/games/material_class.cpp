@@ -130,4 +130,24 @@ Position random_sparse_position(GameRng& rng) {
   return draw_position(pieces, side, rng);
 }
 
+Position random_lopsided_position(GameRng& rng) {
+  const Color weak = rng.below(2) ? BLACK : WHITE;
+  std::vector<Piece> pieces;
+  constexpr int WEAK_COUNTS[] = {0, 0, 1, 1, 2, 3};
+  constexpr PieceType WEAK_KINDS[] = {PAWN, PAWN, KNIGHT, BISHOP, ROOK, QUEEN};
+  for (int i = WEAK_COUNTS[rng.below(6)]; i > 0; --i) pieces.push_back(make_piece(weak, WEAK_KINDS[rng.below(6)]));
+  // The strong side's counts of P N B R Q, drawn again until a game could have reached them.
+  std::array<int, 5> n{};
+  for (;;) {
+    n = {int(rng.below(7)), int(rng.below(4)), int(rng.below(4)), int(rng.below(4)), int(rng.below(4))};
+    const int promoted = std::max(n[1] - 2, 0) + std::max(n[2] - 2, 0) + std::max(n[3] - 2, 0) + std::max(n[4] - 1, 0);
+    const int total = n[0] + n[1] + n[2] + n[3] + n[4];
+    if (promoted <= 8 - n[0] && total >= 5 && total <= 15) break;
+  }
+  for (int k = 0; k < 5; ++k)
+    for (int i = 0; i < n[size_t(k)]; ++i) pieces.push_back(make_piece(~weak, PieceType(PAWN + k)));
+  const Color side = rng.below(4) ? weak : ~weak;
+  return draw_position(pieces, side, rng);
+}
+
 }  // namespace legalnet

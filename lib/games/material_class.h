@@ -39,4 +39,12 @@ chess::Position sample_position(const MaterialClass& material, uint64_t seed, ui
 // which crowded placements and random games rarely show.
 chess::Position random_sparse_position(GameRng& rng);
 
+// A random legal position of lopsided material (gen_moves --start lopsided): one side a king and
+// zero to three more pieces (a pawn twice as likely as each other kind), the other side 5 to 15
+// (0-6 pawns, 0-3 of each other kind; promoted pieces, never more than its missing pawns), on
+// squares drawn uniformly; the weak side moves in three draws of four. No castling rights, no en
+// passant. A side left with little against much is where evaluate's adversary keeps the net
+// (docs/benchmarks.md#log-2026-12-07-zen3-fresh); random games and placements seldom go there.
+chess::Position random_lopsided_position(GameRng& rng);
+
 }  // namespace legalnet

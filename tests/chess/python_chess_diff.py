@@ -77,6 +77,7 @@ def runs(name):
         for key, arg_lists in [("placements", [PLACEMENT_ARGS]),
                                ("placement_games", [PLACEMENT_GAMES_ARGS]),
                                ("pressure_games", PRESSURE_GAMES_ARGS),
+                               ("lopsided_games", [LOPSIDED_GAMES_ARGS]),
                                ("fen_round_trips", [ROUND_TRIP_ARGS + (f,) for f in round_trip_fens()]),
                                ("game_ends", [GAMES_ARGS]),
                                ("legal_moves", [perft + (b.fen(), "--depth", "2") for b in legal_boards()]),
@@ -88,6 +89,9 @@ def runs(name):
 # Random legal placements (gen_moves --start placement, and `gen_moves positions`).
 PLACEMENT_ARGS = ("positions", "--start", "placement", "--count", "3000", "--seed", "11", "--out", "-")
 PLACEMENT_GAMES_ARGS = ("--start", "placement", "--games", "60", "--seed", "5", "--out", "-")
+# Games from lopsided material (gen_moves --start lopsided): a king and at most three pieces
+# against five to fifteen.
+LOPSIDED_GAMES_ARGS = ("--start", "lopsided", "--games", "60", "--seed", "5", "--max-plies", "20", "--out", "-")
 # Games whose every ply presses the opponent's king (gen_moves --pressure 1), from the standard
 # position and from placements.
 PRESSURE_GAMES_ARGS = [("--games", "20", "--seed", "8", "--pressure", "1", "--max-plies", "40", "--out", "-"),
@@ -476,6 +480,21 @@ class PythonChessDiff(unittest.TestCase):
         self.assertEqual(len({tags["FEN"] for tags, _, _ in games}), 60)
         diffs = [p for tags, sans, result in games if (p := game_mismatch(tags, sans, result, max_plies=0))]
         self.assert_none(diffs, report("games from placements", ["  " + d for d in diffs], len(games)))
+
+    def test_games_from_lopsided_starts(self):
+        """gen_moves --start lopsided: each start valid for python-chess, one side at most four
+        pieces with its king against six to sixteen, and each game by the rules."""
+        games = parse_pgn(runs("lopsided_games")[0].result())
+        self.assertEqual(len(games), 60)
+        bad = []
+        for tags, _, _ in games:
+            board = chess.Board(tags["FEN"])
+            few, many = sorted(chess.popcount(board.occupied_co[c]) for c in chess.COLORS)
+            if board.status() != chess.STATUS_VALID or few > 4 or not 6 <= many <= 16:
+                bad.append(f"  {tags['FEN']}: status {board.status()!r}, {few} against {many} pieces")
+        self.assert_none(bad, report("lopsided starts", bad, len(games)))
+        diffs = [p for tags, sans, result in games if (p := game_mismatch(tags, sans, result, max_plies=20))]
+        self.assert_none(diffs, report("games from lopsided starts", ["  " + d for d in diffs], len(games)))
 
     def test_pressure_games_press_hardest_at_every_ply(self):
         """gen_moves --pressure 1: games by the rules where every move leaves the opponent's king

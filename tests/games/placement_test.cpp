@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "chess/king_safety.h"
@@ -189,6 +190,69 @@ TEST(GameStarts, EditedStartsAreLegalSeededAndVaried) {
     fens.insert(pos.fen());
   }
   EXPECT_GT(fens.size(), 195u);
+}
+
+// --start lopsided: a king and at most three pieces against 5-15, material a game can reach (no
+// more promoted pieces than missing pawns), legal as the setup and python-chess's checker rules
+// have it, the weak side to move in about three draws of four; the same from the same stream.
+TEST(GameStarts, LopsidedStartsAreLegalSeededAndLopsided) {
+  const GameStarts lopsided("lopsided", "");
+  EXPECT_TRUE(lopsided.set_up());
+  EXPECT_TRUE(GameStarts::is_keyword("lopsided"));
+  constexpr int N = 2000;
+  std::set<std::string> fens;
+  int weak_to_move = 0, lone_king = 0, in_check = 0;
+  for (uint64_t i = 0; i < N; ++i) {
+    GameRng a(6, i), b(6, i);
+    const Position pos = lopsided.position(i, a);
+    const std::string fen = pos.fen();
+    ASSERT_EQ(random_lopsided_position(b).fen(), fen);
+    ASSERT_EQ(Position(fen).fen(), fen);
+    ASSERT_TRUE(checkers_possible(pos)) << fen;
+    ASSERT_TRUE(pos.castling_rights() == 0) << fen;
+    ASSERT_EQ(pos.ep_square(), SQ_NONE) << fen;
+    ASSERT_EQ(pos.pieces(PAWN) & (rank_bb(0) | rank_bb(7)), 0u) << fen;
+    const int white = popcount(pos.pieces(WHITE)) - 1, black = popcount(pos.pieces(BLACK)) - 1;
+    const Color weak = white < black ? WHITE : BLACK;
+    const int few = std::min(white, black), many = std::max(white, black);
+    ASSERT_LE(few, 3) << fen;
+    ASSERT_GE(many, 5) << fen;
+    ASSERT_LE(many, 15) << fen;
+    for (Color c : {WHITE, BLACK}) {
+      const auto count = [&](PieceType t) { return popcount(pos.pieces(c, t)); };
+      const int promoted = std::max(count(KNIGHT) - 2, 0) + std::max(count(BISHOP) - 2, 0) +
+                           std::max(count(ROOK) - 2, 0) + std::max(count(QUEEN) - 1, 0);
+      ASSERT_LE(promoted, 8 - count(PAWN)) << fen;
+    }
+    weak_to_move += pos.side_to_move() == weak;
+    lone_king += few == 0;
+    in_check += pos.in_check();
+    fens.insert(fen);
+  }
+  EXPECT_GT(fens.size(), size_t(N * 99 / 100));
+  EXPECT_GT(weak_to_move, N * 70 / 100);
+  EXPECT_LT(weak_to_move, N * 80 / 100);
+  EXPECT_GT(lone_king, N / 4);  // a third of the draws
+  EXPECT_LT(lone_king, N * 42 / 100);
+  EXPECT_GT(in_check, N / 10);
+}
+
+// --start sparse: the two kings and one to three more pieces, legal, seeded and varied.
+TEST(GameStarts, SparseStartsAreLegalSeededAndFew) {
+  const GameStarts sparse("sparse", "");
+  std::set<std::string> fens;
+  std::set<int> counts;
+  for (uint64_t i = 0; i < 500; ++i) {
+    GameRng a(8, i), b(8, i);
+    const Position pos = sparse.position(i, a);
+    ASSERT_EQ(random_sparse_position(b).fen(), pos.fen());
+    ASSERT_EQ(Position(pos.fen()).fen(), pos.fen());
+    ASSERT_TRUE(checkers_possible(pos)) << pos.fen();
+    counts.insert(popcount(pos.pieces()));
+    fens.insert(pos.fen());
+  }
+  EXPECT_EQ(counts, (std::set<int>{3, 4, 5}));
+  EXPECT_GT(fens.size(), 490u);
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ const options::Table<GenMovesOptions>& gen_moves_options() {
                    "Where games start: random (the standard position, or --start-fen), placement (a random legal "
                    "placement of material per game: castling and en-passant rights where it allows them), sparse "
                    "(the two kings and one to three more pieces, placed at random), edited (a random game's position "
-                   "after one to eight random legal edits), or a FEN/EPD list, one a line "
+                   "after one to eight random legal edits), lopsided (a king and up to three pieces against five to "
+                   "fifteen, placed at random), or a FEN/EPD list, one a line "
                    "(game i from line i mod N; name a file called 'placement' ./placement)")
               .show_default(),
           R::value(&O::start_fen, "--start-fen", "", "Start every game from this FEN instead of the start position"),
