@@ -1,5 +1,8 @@
 #include "games/game_start.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "games/edited_start.h"
 #include "games/material_class.h"
 #include "games/placement.h"
@@ -8,34 +11,40 @@
 
 namespace legalnet {
 
+namespace {
+
+// The kinds of start drawn from a game's stream, by their --start keyword.
+struct DrawnStart {
+  const char* keyword;
+  chess::Position (*draw)(GameRng&);
+};
+constexpr DrawnStart DRAWN_STARTS[] = {{"placement", random_placement},
+                                       {"sparse", random_sparse_position},
+                                       {"edited", random_edited_position},
+                                       {"lopsided", random_lopsided_position}};
+
+}  // namespace
+
 GameStarts::GameStarts(const std::string& start, const std::string& fen) {
   if (start != "random" && !fen.empty()) throw Error("--start-fen goes with --start random only");
   if (start == "random") {
     fixed_.emplace(fen.empty() ? chess::START_FEN : std::string_view(fen));
     set_up_ = !fen.empty();
-  } else if (start == "placement") {
-    placement_ = set_up_ = true;
-  } else if (start == "sparse") {
-    sparse_ = set_up_ = true;
-  } else if (start == "edited") {
-    edited_ = set_up_ = true;
-  } else if (start == "lopsided") {
-    lopsided_ = set_up_ = true;
-  } else {
-    list_ = read_position_list(start);
-    set_up_ = true;
+    return;
   }
+  set_up_ = true;
+  for (const DrawnStart& kind : DRAWN_STARTS)
+    if (start == kind.keyword) draw_ = kind.draw;
+  if (!draw_) list_ = read_position_list(start);
 }
 
 bool GameStarts::is_keyword(const std::string& start) {
-  return start == "random" || start == "placement" || start == "sparse" || start == "edited" || start == "lopsided";
+  return start == "random" || std::any_of(std::begin(DRAWN_STARTS), std::end(DRAWN_STARTS),
+                                          [&](const DrawnStart& k) { return start == k.keyword; });
 }
 
 chess::Position GameStarts::position(uint64_t index, GameRng& rng) const {
-  if (placement_) return random_placement(rng);
-  if (sparse_) return random_sparse_position(rng);
-  if (edited_) return random_edited_position(rng);
-  if (lopsided_) return random_lopsided_position(rng);
+  if (draw_) return draw_(rng);
   if (fixed_) return *fixed_;
   return chess::Position(list_[index % list_.size()]);
 }

@@ -30,7 +30,8 @@ class GameStarts {
   bool set_up() const { return set_up_; }
 
  private:
-  bool placement_ = false, sparse_ = false, edited_ = false, lopsided_ = false, set_up_ = false;
+  chess::Position (*draw_)(GameRng&) = nullptr;  // a start drawn from each game's stream, or none
+  bool set_up_ = false;
   std::optional<chess::Position> fixed_;
   std::vector<std::string> list_;  // canonical FENs
 };
