@@ -6,6 +6,7 @@
 #   RECIPE (or recipes/$CONFIG.toml; the cluster's CONFIG defaults to gpu), CONFIG (the recipe's
 #   name when only RECIPE is given), every variable of [pipeline] (RECIPE_PIPELINE_VARIABLES),
 #   SEED and ARCH (from [train]), TEST_SEED (SEED+1000003), PLACEMENT_SEED (SEED+2000003),
+#   LOPSIDED_SEED (SEED+3000003),
 #   RUN (DATA/runs/ARCH-CONFIG) and REPORT (DATA/report):
 #   a variable set in the environment keeps its value, the recipe gives the rest.
 # recipe_given train|evaluate prints, NUL-separated, `--option value` for each variable of make's
@@ -18,8 +19,8 @@
 # its RECIPE_AWK: tests/cluster/slurm_commands.sh fails when they differ from make's, or when
 # the jobs' command lines differ from those of `make all` for the same recipe.
 
-RECIPE_PIPELINE_VARIABLES="TRAIN_GAMES TRAIN_MAX_PLIES PLACEMENT_GAMES PLACEMENT_MAX_PLIES PLACEMENT_PRESSURE TRAIN_FINAL_POSITIONS \
-TEST_GAMES SHARDS OOD_PLACEMENTS OOD_DEPTH EXHAUSTIVE_MATERIAL SAMPLED_MATERIAL SAMPLED_POSITIONS"
+RECIPE_PIPELINE_VARIABLES="TRAIN_GAMES TRAIN_MAX_PLIES PLACEMENT_GAMES PLACEMENT_MAX_PLIES PLACEMENT_PRESSURE LOPSIDED_GAMES \
+LOPSIDED_MAX_PLIES TRAIN_FINAL_POSITIONS TEST_GAMES SHARDS OOD_PLACEMENTS OOD_DEPTH EXHAUSTIVE_MATERIAL SAMPLED_MATERIAL SAMPLED_POSITIONS"
 RECIPE_OPTIONS="ARCH=train.arch BLOCKS=train.blocks CHANNELS=train.channels HIDDEN=train.hidden \
 HEADS=train.heads MIXING=train.mixing POLICY_HEAD=train.policy-head INPUTS=train.inputs \
 TRAIN_PLY_LIMIT=train.position-ply-limit CHECK_WEIGHT=train.check-weight RARE_WEIGHT=train.rare-weight \
@@ -129,6 +130,7 @@ recipe_setup() {
   ((${#missing[@]} == 0)) ||
     recipe_fail "$RECIPE sets no ${missing[*]} ([pipeline]'s variables, and [train]'s seed: SEED)"
   PLACEMENT_SEED=${PLACEMENT_SEED:-$((SEED + 2000003))}
+  LOPSIDED_SEED=${LOPSIDED_SEED:-$((SEED + 3000003))}
   TEST_SEED=${TEST_SEED:-$((SEED + 1000003))}
   : "${DATA:?set DATA to the output folder (on the shared filesystem)}"
   RUN=${RUN:-$DATA/runs/${ARCH:-}-$CONFIG}
@@ -148,8 +150,14 @@ recipe_given() {
   return 0
 }
 
-# The same test as make's: the placement games unless PLACEMENT_GAMES is 0.
-recipe_has_placements() { [[ $PLACEMENT_GAMES != 0 ]]; }
+# The training data's parts after the shards, one a line, in make's order: placement (unless
+# PLACEMENT_GAMES is 0), lopsided (unless LOPSIDED_GAMES is 0). data.sbatch's task SHARDS+i makes
+# the i-th, games/NAME.pgn.zst and tensors/NAME.h5.
+recipe_start_parts() {
+  [[ $PLACEMENT_GAMES != 0 ]] && echo placement
+  [[ $LOPSIDED_GAMES != 0 ]] && echo lopsided
+  return 0
+}
 
 # The position sets evaluate measures, make's OOD_SETS, one a line.
 recipe_position_sets() {

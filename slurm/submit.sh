@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # submit.sh: the whole pipeline on a Slurm cluster, the stages of `make -f Makefile.pipeline all`
 # from the same recipe, as chained jobs (each after those it reads from succeeded: afterok):
-#   data (array: the training shards and the placement games) -> merge -> train -> report
+#   data (array: the training shards, the placement and the lopsided games) -> merge -> train -> report
 #   sets (the held-out test set and the position sets)  --------------------------^
 # The files are make's, in DATA: games/, tensors/, positions/, runs/ARCH-CONFIG/, report/.
 # The recipe is RECIPE, or recipes/$CONFIG.toml (CONFIG default gpu: make's CONFIG=gpu); each job
@@ -20,8 +20,8 @@ recipe_setup "$(dirname "$here")"
 # The jobs run elsewhere: they find the repository and the recipe through these.
 export LEGALNET_ROOT RECIPE LEGALNET_BIN DATA
 mkdir -p "$DATA"
-last=$((SHARDS - 1))
-recipe_has_placements && last=$SHARDS
+mapfile -t start_parts < <(recipe_start_parts)
+last=$((SHARDS - 1 + ${#start_parts[@]}))
 data=$(sbatch --parsable --array="0-$last" --export=ALL "$here/data.sbatch")
 sets=$(sbatch --parsable --export=ALL "$here/sets.sbatch")
 merge=$(sbatch --parsable --dependency="afterok:$data" --export=ALL "$here/merge.sbatch")

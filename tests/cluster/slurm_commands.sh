@@ -57,7 +57,7 @@ squeeze() { tr -s ' \n' '  ' <<<"$1" | sed 's/^ //; s/ $//'; }
   $(squeeze "$(source "$source_dir/slurm/recipe.sh" && echo "$RECIPE_OPTIONS")") ]] ||
   fail "slurm/recipe.sh's RECIPE_OPTIONS is not Makefile.pipeline's"
 read -ra variables <<<"$(source "$source_dir/slurm/recipe.sh" && echo "$RECIPE_PIPELINE_VARIABLES")"
-variables+=(SEED ARCH CONFIG TEST_SEED PLACEMENT_SEED RUN REPORT)
+variables+=(SEED ARCH CONFIG TEST_SEED PLACEMENT_SEED LOPSIDED_SEED RUN REPORT)
 recipes=("$source_dir"/recipes/*.toml)
 for recipe in "${recipes[@]}"; do
   recipe=recipes/${recipe##*/}
@@ -116,7 +116,8 @@ for recipe in "${recipes[@]}"; do
   config=${recipe##*/}
   compare "${config%.toml}" CONFIG="${config%.toml}"
 done
-# Variables given in the environment, data and training: no placement games or final positions,
+# Variables given in the environment, data and training: no placement games (the lopsided games
+# take their array task) or final positions,
 # no exhaustive class, another seed, array size and shards.
 compare overrides CONFIG=smoke SEED=5 TRAIN_GAMES=30 SHARDS=3 PLACEMENT_GAMES=0 TRAIN_FINAL_POSITIONS=0 \
   EXHAUSTIVE_MATERIAL= SAMPLED_POSITIONS=0 STEPS=7 BLOCKS=2 DEVICE=cpu EVAL_GAMES=3 SEARCH_BUDGET=10

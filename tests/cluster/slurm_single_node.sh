@@ -2,7 +2,7 @@
 # slurm_single_node.sh SOURCE_DIR BIN_DIR PYTHON: the cluster path for real. Starts a private
 # single-node Slurm on localhost (munged + slurmctld + slurmd from Debian's packages, configured
 # in a temporary folder, on free ports), submits slurm/submit.sh with a small run (a data array
-# of 2 shards and the placement games, the test and position sets, the merge, a training job of
+# of 2 shards, the placement and the lopsided games, the test and position sets, the merge, a training job of
 # 2 processes that meet through c10d, and the report), waits for the jobs and checks what they
 # made. (tests/cluster/slurm_commands.sh checks, without Slurm, that the jobs run make's
 # commands.) Cleans up after itself.
@@ -90,10 +90,10 @@ for ((i = 0; ; ++i)); do
 done
 
 # The pipeline, small (the cluster's recipe, recipes/gpu.toml, made small by make's variables):
-# 2 shards of 150 games and 100 placement games, a tiny net trained by 2 processes.
+# 2 shards of 150 games, 100 placement and 60 lopsided games, a tiny net trained by 2 processes.
 cd "$work/jobs"
 export LEGALNET_BIN=$bin DATA=$work/data SHARDS=2 TRAIN_GAMES=300 TEST_GAMES=40 SEED=7
-export PLACEMENT_GAMES=100 PLACEMENT_MAX_PLIES=10 OOD_PLACEMENTS=50 OOD_DEPTH=1 EXHAUSTIVE_MATERIAL=none
+export PLACEMENT_GAMES=100 PLACEMENT_MAX_PLIES=10 LOPSIDED_GAMES=60 LOPSIDED_MAX_PLIES=10 OOD_PLACEMENTS=50 OOD_DEPTH=1 EXHAUSTIVE_MATERIAL=none
 export SAMPLED_MATERIAL='??' SAMPLED_POSITIONS=50
 export TRAIN_TASKS=2 TRAIN_GPUS=0 TRAIN_CPUS=1 TRAIN_MEM=2G DEVICE=cpu
 export BLOCKS=1 CHANNELS=8 BATCH=32 STEPS=40 EVAL_EVERY=20 TRAIN_PLY_LIMIT=120 RUN=$work/data/runs/test
@@ -109,10 +109,11 @@ for ((i = 0; ; ++i)); do
   sleep 0.5
 done
 states=$(scontrol -o show job | grep -o 'JobId=[0-9]* .*JobState=[A-Z_]*' | sed 's/ .*JobState=/ /')
-[[ $(wc -l <<<"$states") == 7 ]] || fail "expected 7 jobs (3 array tasks, sets, merge, train, report): $states"
+[[ $(wc -l <<<"$states") == 8 ]] || fail "expected 8 jobs (4 array tasks, sets, merge, train, report): $states"
 grep -qv ' COMPLETED$' <<<"$states" && fail "not all jobs completed: $states"
 # The products, in make's files.
 for f in games/train-0.pgn.zst games/placement.pgn.zst tensors/shard-0.h5 tensors/shard-1.h5 tensors/placement.h5 \
+  games/lopsided.pgn.zst tensors/lopsided.h5 \
   tensors/train.h5 tensors/test.h5 positions/placements.fen positions/perft-tree.fen positions/exhaustive.fen \
   positions/sampled-material.fen runs/test/model.safetensors runs/test/metrics.csv report/report.json \
   report/summary.txt report/metrics.csv report/loss.png report/report.html; do
@@ -121,12 +122,12 @@ done
 "$python" - "$DATA" <<'EOF' || fail "the products do not hold what they should"
 import h5py, json, sys
 data = sys.argv[1]
-shards = [h5py.File(f"{data}/tensors/{name}.h5", "r") for name in ("shard-0", "shard-1", "placement")]
+shards = [h5py.File(f"{data}/tensors/{name}.h5", "r") for name in ("shard-0", "shard-1", "placement", "lopsided")]
 joined = h5py.File(f"{data}/tensors/train.h5", "r")
 rows = sum(s["positions"].shape[0] for s in shards)
 assert joined["positions"].shape == (rows, 7, 8, 8), joined["positions"].shape
 assert joined["positions"].is_virtual, "the merge copied instead of joining"
-assert (joined["positions"][-5:] == shards[2]["positions"][-5:]).all()
+assert (joined["positions"][-5:] == shards[3]["positions"][-5:]).all()
 options = json.load(open(f"{data}/runs/test/options.json"))
 assert options["processes"] == 2, options["processes"]
 metrics = open(f"{data}/runs/test/metrics.csv").read().splitlines()
@@ -134,5 +135,5 @@ assert metrics[0].startswith("step,") and metrics[-1].startswith("40,"), metrics
 assert int(metrics[-1].split(",")[2]) == 40 * 2 * 32, "samples: 2 processes x batch 32 per step"
 report = json.load(open(f"{data}/report/report.json"))
 assert report["games"]["games"] == 4, report["games"]
-print(f"ok: {rows} positions in 2 shards and the placements joined, trained by 2 processes, 4 games evaluated")
+print(f"ok: {rows} positions in 2 shards, the placements and the lopsided games joined, trained by 2 processes, 4 games evaluated")
 EOF

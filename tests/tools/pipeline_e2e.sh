@@ -8,7 +8,7 @@ src=$1 build=$2 python=$3
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
 tiny=(BUILD="$build" DATA="$data" TRAIN_GAMES=24 TEST_GAMES=6 SHARDS=2 STEPS=30 BATCH=32 BLOCKS=1 CHANNELS=8
-      EVAL_GAMES=4 EVAL_POSITIONS=300 THREADS=2 DEVICE=cpu PLACEMENT_GAMES=8 OOD_PLACEMENTS=50 OOD_DEPTH=1
+      EVAL_GAMES=4 EVAL_POSITIONS=300 THREADS=2 DEVICE=cpu PLACEMENT_GAMES=8 LOPSIDED_GAMES=5 OOD_PLACEMENTS=50 OOD_DEPTH=1
       ADVERSARY_GAMES=2 EXHAUSTIVE_MATERIAL=none SAMPLED_MATERIAL=Rn SAMPLED_POSITIONS=40
       SEARCH_STARTS=3 SEARCH_BUDGET=40 RANDOM_EDIT_BUDGET=20)
 cd "$src"
@@ -27,13 +27,15 @@ games = [plies(f"{data}/games/train-{k}.pgn.zst") for k in (0, 1)]
 assert sum(g for g, _ in games) == 24, games
 games.append(plies(f"{data}/games/placement.pgn.zst"))  # games from random placements, cut at 20 plies
 assert games[-1][0] == 8 and games[-1][1] <= 8 * 20, games
+games.append(plies(f"{data}/games/lopsided.pgn.zst"))  # from lopsided placements, cut at 20 plies
+assert games[-1][0] == 5 and games[-1][1] <= 5 * 20, games
 with h5py.File(f"{data}/tensors/train.h5") as f:
-    assert f.attrs["num_games"] == 24 + 8
+    assert f.attrs["num_games"] == 24 + 8 + 5
     # A row before every move, and each game's final position (TRAIN_FINAL_POSITIONS=1).
-    assert f.attrs["num_positions"] == sum(p for _, p in games) + 24 + 8, "positions != plies + final positions"
+    assert f.attrs["num_positions"] == sum(p for _, p in games) + 24 + 8 + 5, "positions != plies + final positions"
     assert f["games/plies"][:].sum() == sum(p for _, p in games)
     assert f["games/num_rows"][:].sum() == f.attrs["num_positions"]
-    assert (f["played_move"][:] == -1).sum() == 24 + 8
+    assert (f["played_move"][:] == -1).sum() == 24 + 8 + 5
 test_games, test_plies = plies(f"{data}/games/test.pgn.zst")
 with h5py.File(f"{data}/tensors/test.h5") as f:
     assert f.attrs["num_positions"] == test_plies and f.attrs["num_games"] == test_games == 6
