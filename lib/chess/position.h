@@ -2,6 +2,7 @@
 // with FEN input/output and make/unmake of moves.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -13,6 +14,13 @@
 namespace legalnet::chess {
 
 constexpr std::string_view START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+
+// The pieces of one side that must once have been pawns: those beyond a first queen, two rooks,
+// two bishops and two knights. Material a game can reach holds at most 8 minus its pawns of them
+// (Position's checks refuse more; the generators of games/ draw within it).
+constexpr int promoted_pieces(int knights, int bishops, int rooks, int queens) {
+  return std::max(knights - 2, 0) + std::max(bishops - 2, 0) + std::max(rooks - 2, 0) + std::max(queens - 1, 0);
+}
 
 // "e4" for SQ_E4.
 std::string square_name(Square s);

@@ -71,14 +71,14 @@ void Position::check_placement() const {
       fen_error(1, std::to_string(kings) + (c == WHITE ? " white" : " black") + " kings, expected exactly one");
   }
   if (pieces(PAWN) & (RANK_1_BB | RANK_8_BB)) fen_error(1, "pawn on the first or last rank");
-  // Material a game can reach: every piece beyond a side's first queen, two rooks, two bishops
-  // and two knights was a pawn. This also bounds the move list (chess/movegen.h, MAX_MOVES).
+  // Material a game can reach (promoted_pieces). This also bounds the move list
+  // (chess/movegen.h, MAX_MOVES).
   for (Color c : {WHITE, BLACK}) {
     const char* side = c == WHITE ? "white" : "black";
     const int pawns = popcount(pieces(c, PAWN));
     if (pawns > 8) fen_error(1, std::to_string(pawns) + " " + side + " pawns, more than 8");
-    const int promoted = std::max(popcount(pieces(c, QUEEN)) - 1, 0) + std::max(popcount(pieces(c, ROOK)) - 2, 0) +
-                         std::max(popcount(pieces(c, BISHOP)) - 2, 0) + std::max(popcount(pieces(c, KNIGHT)) - 2, 0);
+    const int promoted = promoted_pieces(popcount(pieces(c, KNIGHT)), popcount(pieces(c, BISHOP)),
+                                         popcount(pieces(c, ROOK)), popcount(pieces(c, QUEEN)));
     if (promoted > 8 - pawns)
       fen_error(1, std::string(side) + " has " + std::to_string(promoted) + " promoted pieces and " +
                        std::to_string(pawns) + " pawns: more than its 8 pawns could become");

@@ -45,6 +45,7 @@ uint32_t situations_of(const Position& pos, const MoveList& legal) {
   set(SIT_CASTLING_REFUSED, castling_refused(pos, legal));
   set(SIT_PROMOTION, promotion);
   set(SIT_MANY_QUEENS, popcount(pos.pieces(QUEEN)) >= 3);
+  set(SIT_FEW_MOVES, legal.size() != 0 && legal.size() <= FEW_MOVES);
   set(WITH_LEGAL_MOVE, legal.size() != 0);
   set(SIT_NO_LEGAL_MOVE, legal.size() == 0);
   return s;

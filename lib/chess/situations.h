@@ -1,5 +1,5 @@
 // What kind of position: the situations that exercise each rule (in check, double check, pins,
-// en passant, castling allowed or refused, promotion, many queens, no legal move), computed once
+// en passant, castling allowed or refused, promotion, many queens, few legal moves, no legal move), computed once
 // per position from the move list and the king's safety. The report card counts by them
 // (eval/situations.h) and training weights its rows by them (train/training_data.h, train
 // --situation-weight NAME=W): a new situation is its enum row and its row in SITUATIONS here, and
@@ -25,10 +25,14 @@ enum Situation : int {
   SIT_CASTLING_REFUSED,  // a castling right with the way clear, refused because a square is attacked
   SIT_PROMOTION,         // a promotion is legal
   SIT_MANY_QUEENS,       // three or more queens on the board
+  SIT_FEW_MOVES,         // one to FEW_MOVES legal moves: where a little mass on illegal moves is a
+                         // large share of what a sampled pick draws from (the hunting adversary's
+                         // positions: a side with little left, a king hemmed in)
   SIT_NO_LEGAL_MOVE,     // checkmate or stalemate: the net should put no mass anywhere
   SITUATION_NB
 };
 static_assert(SITUATION_NB <= 16, "a row's situations are 16 bits (train::CompactPositions)");
+inline constexpr int FEW_MOVES = 5;
 
 // Each situation's names, in the enum's order (a choice table, util/choices.h): `name` is the
 // command line's (train --situation-weight many_queens=4), `label` the report card's (report.json's
@@ -48,6 +52,7 @@ inline constexpr std::array<SituationSpec, SITUATION_NB> SITUATIONS{{
     {SIT_CASTLING_REFUSED, "castling_refused", "castling refused (attacked square)"},
     {SIT_PROMOTION, "promotion", "promotion"},
     {SIT_MANY_QUEENS, "many_queens", "three or more queens"},
+    {SIT_FEW_MOVES, "few_moves", "one to five legal moves"},
     {SIT_NO_LEGAL_MOVE, "no_legal_move", "no legal move"},
 }};
 static_assert(

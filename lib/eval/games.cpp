@@ -116,9 +116,10 @@ double GamesSummary::mean_adversary_mass() const {
   return moves ? mass / moves : 0.0;
 }
 
-uint64_t GamesSummary::illegal_king_safety() const {
-  uint64_t n = 0;
-  for (const auto& g : games) n += uint64_t(g.illegal_king_safety);
+std::array<uint64_t, REASON_NB> GamesSummary::illegal_by_reason() const {
+  std::array<uint64_t, REASON_NB> n{};
+  for (const auto& g : games)
+    for (size_t r = 0; r < n.size(); ++r) n[r] += uint64_t(g.illegal_by_reason[r]);
   return n;
 }
 
@@ -208,7 +209,7 @@ void play_pick(LiveGame& g, const float* p, const GameOptions& o) {
     if (o.on_illegal_pick) o.on_illegal_pick(g.pos, g.number, g.stats.plies, picked, p);
     ++g.stats.illegal_picks;
     g.stats.illegal_in_check += in_check;
-    g.stats.illegal_king_safety += reason_illegal(g.pos, picked) == KING_SAFETY;
+    ++g.stats.illegal_by_reason[size_t(reason_illegal(g.pos, picked))];
     if (!g.stats.had_illegal) {
       g.stats.had_illegal = true;
       g.stats.plies_before_illegal = g.stats.plies;

@@ -2,12 +2,14 @@
 // The model is behind a plain callback, so this needs no torch (and tests can fake a model).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "chess/movegen.h"
 #include "chess/position.h"
+#include "eval/anatomy.h"
 #include "util/stats.h"
 
 namespace legalnet::eval {
@@ -43,10 +45,11 @@ struct GameRecordStats {
   // The same while the model's side is in check, where the rules bite hardest: a net that
   // misses a check from afar picks moves that ignore it.
   int picks_in_check = 0, illegal_in_check = 0;
-  int illegal_king_safety = 0;  // illegal picks that leave or put the own king in check
-  int model_result = 0;         // +1 model won, 0 draw, -1 lost (model as white when self-play)
-  int adversary_moves = 0;      // the adversary's moves after which the game goes on, and the
-                                // model's illegal mass after them
+  // The illegal picks by why they are illegal (anatomy.h's reasons).
+  std::array<int, REASON_NB> illegal_by_reason{};
+  int model_result = 0;     // +1 model won, 0 draw, -1 lost (model as white when self-play)
+  int adversary_moves = 0;  // the adversary's moves after which the game goes on, and the
+                            // model's illegal mass after them
   double adversary_mass = 0;
   bool natural_end = false;  // ended by the rules (not by max_plies)
 };
@@ -64,7 +67,9 @@ struct GamesSummary {
   Proportion illegal_picks() const;
   Proportion illegal_picks_in_check() const;
   Proportion illegal_picks_not_in_check() const;
-  uint64_t illegal_king_safety() const;  // illegal picks that leave or put the own king in check
+  // The illegal picks by reason (anatomy.h's FalsePositiveReason: KING_SAFETY, those that leave
+  // or put the own king in check).
+  std::array<uint64_t, REASON_NB> illegal_by_reason() const;
   // The model's mean illegal mass in the positions the adversary steered it to, the game going on
   // (0 without one).
   double mean_adversary_mass() const;

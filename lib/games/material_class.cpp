@@ -140,7 +140,7 @@ Position random_lopsided_position(GameRng& rng) {
   std::array<int, 5> n{};
   for (;;) {
     n = {int(rng.below(7)), int(rng.below(4)), int(rng.below(4)), int(rng.below(4)), int(rng.below(4))};
-    const int promoted = std::max(n[1] - 2, 0) + std::max(n[2] - 2, 0) + std::max(n[3] - 2, 0) + std::max(n[4] - 1, 0);
+    const int promoted = chess::promoted_pieces(n[1], n[2], n[3], n[4]);
     const int total = n[0] + n[1] + n[2] + n[3] + n[4];
     if (promoted <= 8 - n[0] && total >= 5 && total <= 15) break;
   }

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <set>
 
 #include "chess/legal_edits.h"
@@ -144,6 +146,7 @@ TEST(Games, AModelThatAlwaysErrsStopsAtItsFirstMove) {
 TEST(Games, IllegalPicksInCheckAreCountedApartAndCleanGamesAreThoseWithoutThem) {
   std::vector<bool> erred;  // per game
   uint64_t in_check = 0, illegal_in_check = 0, not_in_check = 0, king_safety = 0;
+  std::array<uint64_t, REASON_NB> reasons{};  // of the illegal picks
   const Predictor errs_in_check = [&](const std::vector<const Position*>& positions, std::vector<float>& probs) {
     ASSERT_EQ(positions.size(), 1u);
     const Position& pos = *positions[0];
@@ -166,6 +169,7 @@ TEST(Games, IllegalPicksInCheckAreCountedApartAndCleanGamesAreThoseWithoutThem) 
         ++king_safety;
         break;
       }
+    ++reasons[size_t(reason_illegal(pos, pick))];
     probs[size_t(pick)] = 1;
   };
   GameOptions o;
@@ -195,7 +199,9 @@ TEST(Games, IllegalPicksInCheckAreCountedApartAndCleanGamesAreThoseWithoutThem) 
   EXPECT_EQ(s.illegal_picks().total, in_check + not_in_check);
   EXPECT_GT(king_safety, 0u);
   EXPECT_LE(king_safety, illegal_in_check);
-  EXPECT_EQ(s.illegal_king_safety(), king_safety);
+  EXPECT_EQ(s.illegal_by_reason()[KING_SAFETY], king_safety);
+  EXPECT_EQ(s.illegal_by_reason(), reasons);
+  EXPECT_EQ(std::accumulate(reasons.begin(), reasons.end(), uint64_t{0}), illegal_in_check);
 }
 
 // A model that puts mass on a1a1 (never a move) whenever its side is in check, and on every legal

@@ -12,7 +12,7 @@ import subprocess
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SITUATIONS = ("with a legal move", "in check", "double check", "pinned piece", "en passant available",
               "castling available", "castling refused (attacked square)", "promotion", "three or more queens",
-              "no legal move")
+              "one to five legal moves", "no legal move")
 
 
 def wilson(k, n):

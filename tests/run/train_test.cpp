@@ -632,7 +632,7 @@ TEST(TrainRowWeights, ASituationWeightRepeatsExactlyItsRows) {
 TEST(TrainRowWeights, ABadNameOrWeightIsRefusedInOneLine) {
   const std::string names =
       "(expected with_legal_move | in_check | double_check | pinned_piece | en_passant | castling | "
-      "castling_refused | promotion | many_queens | no_legal_move)";
+      "castling_refused | promotion | many_queens | few_moves | no_legal_move)";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"queens=4", "--situation-weight: unknown situation 'queens' " + names},
       {"many_queens=0", "--situation-weight: many_queens: the weight '0' is not an integer in 1..100"},

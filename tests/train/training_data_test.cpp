@@ -93,7 +93,7 @@ TEST(TrainingData, RowWeightsReadEverySituationByName) {
   EXPECT_EQ(w, RowWeights{}.raise(chess::SIT_MANY_QUEENS, 4).raise(chess::SIT_IN_CHECK, 100));
   EXPECT_EQ(test::error_of([] { RowWeights::parse("queens=4"); }),
             "unknown situation 'queens' (expected with_legal_move | in_check | double_check | pinned_piece | "
-            "en_passant | castling | castling_refused | promotion | many_queens | no_legal_move)");
+            "en_passant | castling | castling_refused | promotion | many_queens | few_moves | no_legal_move)");
   for (const char* bad : {"in_check=0", "in_check=101", "in_check=2.5", "in_check=", "in_check=-3", "in_check= 2"})
     EXPECT_EQ(test::error_of([&] { RowWeights::parse(bad); }).find("in_check: the weight '"), 0u) << bad;
   EXPECT_EQ(test::error_of([] { RowWeights::parse("in_check=101"); }),

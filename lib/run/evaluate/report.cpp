@@ -121,7 +121,11 @@ ordered_json games_json(const eval::GamesSummary& g, Opponent opponent, const Ev
   j["mean_plies_before_first_illegal"] = g.mean_plies_before_illegal();
   j["mean_plies_95ci"] = pair_json(g.mean_plies_interval());
   add_picks(g, j);
-  j["illegal_picks_leaving_king_in_check"] = g.illegal_king_safety();
+  const auto by_reason = g.illegal_by_reason();
+  j["illegal_picks_leaving_king_in_check"] = by_reason[eval::KING_SAFETY];
+  ordered_json reasons;
+  for (int r = 0; r < eval::REASON_NB; ++r) reasons[eval::reason_name(r)] = by_reason[size_t(r)];
+  j["illegal_picks_by_reason"] = reasons;
   j["resample_after_illegal"] = o.resample_illegal;
   if (opponent == Opponent::RANDOM) j["vs_random"] = {{"wins", g.wins}, {"draws", g.draws}, {"losses", g.losses}};
   if (opponent == Opponent::ADVERSARY) j["mean_illegal_mass_after_adversary"] = g.mean_adversary_mass();

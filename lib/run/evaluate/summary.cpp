@@ -141,8 +141,11 @@ void print_dataset(const DatasetFigures& d, const EvaluateOptions& o) {
 void print_games(const eval::GamesSummary& g, Opponent opponent, const EvaluateOptions& o) {
   fmt::print("\nIn {} games against {} ({}):\n", g.games.size(), choice_of(OPPONENTS, opponent).name,
              sampling_name(o.greedy));
-  fmt::print("  illegal picks that leave or put the own king in check: {} of {}\n", g.illegal_king_safety(),
-             g.illegal_picks().count);
+  const auto by_reason = g.illegal_by_reason();
+  fmt::print("  illegal picks by reason ({} in all):", g.illegal_picks().count);
+  for (int r = 0; r < eval::REASON_NB; ++r)
+    fmt::print("{} {} {}", r ? "," : "", eval::reason_name(r), by_reason[size_t(r)]);
+  fmt::print("\n");
   if (opponent == Opponent::RANDOM) fmt::print("  vs random: {} won, {} drawn, {} lost\n", g.wins, g.draws, g.losses);
   if (opponent == Opponent::ADVERSARY)
     fmt::print("  the model's mean illegal mass after the adversary's moves: {:.4f}%\n", 100 * g.mean_adversary_mass());
