@@ -45,6 +45,8 @@ REPORT = {
         "picks_not_in_check": 197000, "illegal_picks_not_in_check": 137, "illegal_rate_not_in_check": 0.000696,
         "illegal_rate_not_in_check_95ci": [0.000588, 0.000822],
         "illegal_picks_leaving_king_in_check": 215,
+        "illegal_picks_by_reason": {"not a move of that piece": 90, "blocked": 40,
+                                    "leaves or puts own king in check": 215, HOSTILE: 6},
     },
     "gallery": [{"name": "blocked", "title": HOSTILE, "picture": "",
                  "mistakes": [{"fen": HOSTILE, "move": "a1a3", "probability": 0.9, "reason": HOSTILE,
@@ -124,6 +126,8 @@ class ReportHtml(unittest.TestCase):
         self.assertIn("351 of 214,000 picks; 95% interval 0.148% – 0.182%", games)
         self.assertIn("1.259% (214 of 17,000; 95% interval 1.102% – 1.437%)", games)
         self.assertIn("301.2 plies before the first illegal pick (95% interval 290.5 – 312.0)", games)
+        self.assertIn("By reason: not a move of that piece 90, blocked 40, leaves or puts own king in check 215, "
+                      '<script>alert("x")</script>', games)  # the hostile name as text (asserted below)
         # No adversary games: said so, with how to play them.
         self.assertIn("Not played (evaluate --adversary-games N)", page.texts["verdict"])
         exact = next(r for r in page.rows if r.startswith("held-out game positions"))

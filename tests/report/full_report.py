@@ -53,7 +53,11 @@ def games(opponent, n, clean, picks, illegal, in_check, illegal_in_check, plies)
          "picks_not_in_check": picks - in_check, "illegal_picks_not_in_check": illegal - illegal_in_check,
          "illegal_rate_not_in_check": (illegal - illegal_in_check) / (picks - in_check),
          "illegal_rate_not_in_check_95ci": wilson(illegal - illegal_in_check, picks - in_check),
-         "illegal_picks_leaving_king_in_check": illegal_in_check, "resample_after_illegal": True}
+         "illegal_picks_leaving_king_in_check": illegal_in_check,
+         "illegal_picks_by_reason": {"not a move of that piece": illegal - illegal_in_check, "blocked": 0,
+                                     "leaves or puts own king in check": illegal_in_check,
+                                     "castling / en passant rules": 0},
+         "resample_after_illegal": True}
     if opponent == "random":
         g["vs_random"] = {"wins": 3, "draws": n - 5, "losses": 2}
     else:
