@@ -1,9 +1,10 @@
 // What kind of position: the situations that exercise each rule (in check, double check, pins,
-// en passant, castling allowed or refused, promotion, many queens, few legal moves, no legal move), computed once
-// per position from the move list and the king's safety. The report card counts by them
-// (eval/situations.h) and training weights its rows by them (train/training_data.h, train
-// --situation-weight NAME=W): a new situation is its enum row and its row in SITUATIONS here, and
-// its predicate in situations_of; the report card and the weights follow with no other edit.
+// en passant, castling allowed or refused, promotion, many queens, few legal moves, no legal
+// move), computed once per position from the move list and the king's safety. The report card
+// counts by them (eval/situations.h) and training weights its rows by them (train/training_data.h,
+// train --situation-weight NAME=W): a new situation is its enum row and its row in SITUATIONS
+// here, and its predicate in situations_of; the report card and the weights follow with no other
+// edit.
 #pragma once
 
 #include <array>

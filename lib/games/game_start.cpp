@@ -14,14 +14,22 @@ namespace legalnet {
 namespace {
 
 // The kinds of start drawn from a game's stream, by their --start keyword.
+using Draw = chess::Position (*)(GameRng&);
 struct DrawnStart {
   const char* keyword;
-  chess::Position (*draw)(GameRng&);
+  Draw draw;
 };
 constexpr DrawnStart DRAWN_STARTS[] = {{"placement", random_placement},
                                        {"sparse", random_sparse_position},
                                        {"edited", random_edited_position},
                                        {"lopsided", random_lopsided_position}};
+
+// The draw `start` names, or nullptr where it names none of DRAWN_STARTS.
+Draw drawn_start(const std::string& start) {
+  const auto* kind = std::find_if(std::begin(DRAWN_STARTS), std::end(DRAWN_STARTS),
+                                  [&](const DrawnStart& k) { return start == k.keyword; });
+  return kind == std::end(DRAWN_STARTS) ? nullptr : kind->draw;
+}
 
 }  // namespace
 
@@ -33,15 +41,11 @@ GameStarts::GameStarts(const std::string& start, const std::string& fen) {
     return;
   }
   set_up_ = true;
-  for (const DrawnStart& kind : DRAWN_STARTS)
-    if (start == kind.keyword) draw_ = kind.draw;
+  draw_ = drawn_start(start);
   if (!draw_) list_ = read_position_list(start);
 }
 
-bool GameStarts::is_keyword(const std::string& start) {
-  return start == "random" || std::any_of(std::begin(DRAWN_STARTS), std::end(DRAWN_STARTS),
-                                          [&](const DrawnStart& k) { return start == k.keyword; });
-}
+bool GameStarts::is_keyword(const std::string& start) { return start == "random" || drawn_start(start) != nullptr; }
 
 chess::Position GameStarts::position(uint64_t index, GameRng& rng) const {
   if (draw_) return draw_(rng);
