@@ -1,17 +1,18 @@
 // The CPU kernels for 8x8 boards (train and evaluate --kernels board), behind this one header:
 // the resnet's 3x3 convolutions (Winograd F(4x4,3x3) in fp32; the weight gradient in bf16 on
-// AVX512-BF16), its batch norm + residual + ReLU, the pairs head's scores, the ray scan of
-// --mixing rays, and the training loss's per-row BCE. Each is one autograd node (or a plain
-// loop) giving torch's numbers up to rounding, with the weights in torch's layouts: the model file
-// does not change. What runs them, and when, is compute/arithmetic.h's policy. Code outside
-// kernels/ includes this header only; its two torch-free parts (cpu_isa.h, bce_rows.h) serve the
-// torch-free sources beside it. Figures: docs/results.md and docs/benchmarks.md.
+// AVX512-BF16), its batch norm + residual + ReLU, the pairs head's scores, the move logits at
+// inference, the ray scan of --mixing rays, and the training loss's per-row BCE. Each is one
+// autograd node (or a plain loop) giving torch's numbers up to rounding, with the weights in
+// torch's layouts: the model file does not change. What runs them, and when, is compute/arithmetic.h's policy. Code
+// outside kernels/ includes this header only; its two torch-free parts (cpu_isa.h, bce_rows.h) serve the torch-free
+// sources beside it. Figures: docs/results.md and docs/benchmarks.md.
 #pragma once
 
 #include <torch/torch.h>
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/bce_rows.h"
 #include "kernels/cpu_isa.h"
@@ -75,6 +76,37 @@ bool board_pair_scores_applies(const torch::Tensor& squares);
 // squares [B, 64, 2d]: each square's query (channels 0..d) and key (d..2d). The result is
 // [B, 4096], score from * 64 + to = query(from) . key(to) / sqrt(d); differentiable in squares.
 torch::Tensor board_pair_scores(const torch::Tensor& squares);
+
+// ---- the resnet's move logits at inference ---------------------------------------------------
+
+// What the resnet's head composes each trained move's logit from (ResNetImpl: the move-type
+// scores, the pairs head's, and the paths' and the vetoes' costs), for a batch of B boards.
+struct MoveLogitParts {
+  torch::Tensor scores, columns;   // [B, N]; int64 [K]: trained move j reads scores[:, columns[j]]
+  torch::Tensor pairs = {};        // [B, 4096] at from * 64 + to, or undefined
+  torch::Tensor path_values = {};  // [B, 64] before the softplus, or undefined
+  torch::Tensor veto_values = {};  // [B, V]: the vetoes' convolution flattened [channel][square], or undefined
+};
+// The head's fixed tables: the K trained moves' indices; for move j the squares strictly between
+// its from- and to-square, between_squares[between_offsets[j] .. between_offsets[j + 1]); where
+// veto k of move j reads its from- and to-value in veto_values, at k * K + j; the logit of the
+// 4096 - K indices that are never a move.
+struct MoveLogitTables {
+  std::vector<int64_t> moves;
+  std::vector<int32_t> between_offsets, between_squares;
+  std::vector<int64_t> veto_from, veto_to;
+  float off_logit = 0;
+};
+// Whether board_move_logits handles these: CPU fp32 parts, contiguous, of one batch, none
+// needing a gradient (it is inference's alone), autocast off. Otherwise the caller composes
+// them with torch's ops.
+bool board_move_logits_applies(const MoveLogitParts& parts);
+// The logits [B, 4096]: for trained move j at index moves[j], scores[columns[j]] + (pairs[index]
+// - (the sum of softplus(path_values) over its between squares + the sum over its vetoes of
+// softplus(from-value + to-value))), and off_logit elsewhere; torch's numbers up to rounding, in
+// one pass a board where torch's ops make a dozen over the batch. Throws c10::Error for tables
+// that do not fit the parts.
+torch::Tensor board_move_logits(const MoveLogitParts& parts, const MoveLogitTables& tables);
 
 // ---- the ray scan (resnet --mixing rays) -----------------------------------------------------
 

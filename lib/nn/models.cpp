@@ -1,5 +1,7 @@
 #include "nn/models.h"
 
+#include <ATen/autocast_mode.h>
+
 #include <cmath>
 #include <numeric>
 
@@ -30,19 +32,32 @@ IndexHead compact_head() {
   return IndexHead(source);
 }
 
-// [64,1792] float: column j, the geometric move geometric_indices()[j], holds a 1 at each square
-// strictly between its two squares: chess's between table less the square moved to (nothing
-// for a knight's jump or a step).
-torch::Tensor between_squares() {
+// For each geometric move j (geometric_indices()[j]) the squares strictly between its two
+// squares, squares[offsets[j] .. offsets[j + 1]): chess's between table less the square moved
+// to (none for a knight's jump or a step).
+struct BetweenLists {
+  std::vector<int32_t> offsets{0}, squares;
+};
+
+BetweenLists between_lists() {
   chess::init_bitboards();
-  const auto& moves = geometric_indices();
-  auto m = torch::zeros({64, int64_t(moves.size())});
-  auto at = m.accessor<float, 2>();
-  for (size_t j = 0; j < moves.size(); ++j) {
-    const auto from = chess::Square(moves[j] / 64), to = chess::Square(moves[j] % 64);
+  BetweenLists lists;
+  for (const int64_t move : geometric_indices()) {
+    const auto from = chess::Square(move / 64), to = chess::Square(move % 64);
     for (chess::Bitboard way = chess::between_bb(from, to) & ~chess::square_bb(to); way;)
-      at[chess::pop_lsb(way)][int64_t(j)] = 1.0f;
+      lists.squares.push_back(int32_t(chess::pop_lsb(way)));
+    lists.offsets.push_back(int32_t(lists.squares.size()));
   }
+  return lists;
+}
+
+// [64,1792] float: column j holds a 1 at each square between_lists() gives move j.
+torch::Tensor between_squares() {
+  const BetweenLists lists = between_lists();
+  auto m = torch::zeros({64, int64_t(lists.offsets.size()) - 1});
+  auto at = m.accessor<float, 2>();
+  for (size_t j = 0; j + 1 < lists.offsets.size(); ++j)
+    for (int32_t k = lists.offsets[j]; k < lists.offsets[j + 1]; ++k) at[lists.squares[size_t(k)]][int64_t(j)] = 1.0f;
   return m;
 }
 
@@ -250,6 +265,21 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
     veto_to = DeviceIndex(veto_index(true));
   }
   train_geometric_moves_only();
+  auto tables = std::make_shared<MoveLogitTables>();
+  tables->moves = geometric_indices();
+  if (c.paths) {
+    BetweenLists lists = between_lists();
+    tables->between_offsets = std::move(lists.offsets);
+    tables->between_squares = std::move(lists.squares);
+  } else {
+    tables->between_offsets.assign(tables->moves.size() + 1, 0);
+  }
+  if (c.vetoes) {
+    tables->veto_from = veto_index(false);
+    tables->veto_to = veto_index(true);
+  }
+  tables->off_logit = FIXED_OFF_LOGIT;
+  logit_tables = std::move(tables);
 }
 
 torch::Tensor ResNetImpl::policy_planes(torch::Tensor planes) {
@@ -273,9 +303,23 @@ void ResNetImpl::use_kernels(Kernels k) {
 
 torch::Tensor ResNetImpl::forward(torch::Tensor planes) {
   if (!pairs && !paths && !vetoes) return head(policy_planes(planes).flatten(1));
-  const auto trained = forward_trained(planes);
+  const auto tower_out = tower_forward(planes);
+  if (kernels == Kernels::BOARD && !torch::GradMode::is_enabled() && tower_out.device().is_cpu() &&
+      tower_out.scalar_type() == torch::kFloat && !at::autocast::is_autocast_enabled(torch::kCPU))
+    return board_logits(tower_out);
+  const auto trained = head_forward(tower_out).trained();
   return torch::full({trained.size(0), encode::MOVE_INDICES}, FIXED_OFF_LOGIT, trained.options())
       .index_copy(1, trained_moves(trained.device()), trained);
+}
+
+torch::Tensor ResNetImpl::board_logits(const torch::Tensor& tower_out) {
+  const int64_t batch = tower_out.size(0);
+  const Gathered g = gather_policy(policy(tower_out));
+  MoveLogitParts parts{.scores = g.scores, .columns = g.columns};
+  if (pairs) parts.pairs = pair_scores(tower_out);
+  if (paths) parts.path_values = paths(tower_out).reshape({batch, 64}).contiguous();
+  if (vetoes) parts.veto_values = vetoes(tower_out).reshape({batch, -1}).contiguous();
+  return board_move_logits(parts, *logit_tables);
 }
 
 torch::Tensor ResNetImpl::pair_scores(const torch::Tensor& tower_out) {
@@ -331,66 +375,10 @@ PolicyNet::Gathered ResNetImpl::gather_policy(const torch::Tensor& p) {
   return {p.reshape({batch, 64 * 64}), by_type.on(p.device())};
 }
 
-EncoderLayerImpl::EncoderLayerImpl(int width, int heads_, int feed_forward) : heads(heads_) {
-  norm1 = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({width})));
-  qkv = register_module("qkv", torch::nn::Linear(width, 3 * width));
-  proj = register_module("proj", torch::nn::Linear(width, width));
-  norm2 = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({width})));
-  ff_in = register_module("ff_in", torch::nn::Linear(width, feed_forward));
-  ff_out = register_module("ff_out", torch::nn::Linear(feed_forward, width));
-}
-
-torch::Tensor EncoderLayerImpl::forward(torch::Tensor x) {
-  const int64_t batch = x.size(0), squares = x.size(1), width = x.size(2), head_width = width / heads;
-  // [B,64,3d] -> [3,B,heads,64,head_width]
-  const auto qkv_heads = qkv(norm1(x)).view({batch, squares, 3, heads, head_width}).permute({2, 0, 3, 1, 4});
-  const auto scores = torch::matmul(qkv_heads[0], qkv_heads[1].transpose(-2, -1)) / std::sqrt(double(head_width));
-  const auto mixed = torch::matmul(torch::softmax(scores, -1), qkv_heads[2]);  // [B,heads,64,head_width]
-  x = x + proj(mixed.transpose(1, 2).reshape({batch, squares, width}));
-  return x + ff_out(torch::gelu(ff_in(norm2(x))));
-}
-
-AttentionNetImpl::AttentionNetImpl(const ModelConfig& c) {
-  embed = register_module("embed", torch::nn::Linear(c.input_planes(), c.channels));
-  square_embedding = register_parameter("square_embedding", torch::randn({64, c.channels}) * 0.02);
-  layers = register_module("layers", torch::nn::ModuleList());
-  for (int b = 0; b < c.blocks; ++b) layers->push_back(EncoderLayer(c.channels, c.heads, c.hidden));
-  norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.channels})));
-  query = register_module("query", torch::nn::Linear(c.channels, c.channels));
-  key = register_module("key", torch::nn::Linear(c.channels, c.channels));
-  move_bias = register_parameter("move_bias", torch::zeros({encode::MOVE_INDICES}));
-  auto never = torch::ones({encode::MOVE_INDICES}, torch::kBool);
-  auto never_at = never.accessor<bool, 1>();
-  for (int i = 0; i < encode::MOVE_INDICES; ++i) never_at[i] = !encode::index_is_geometric(i);
-  impossible = register_buffer("impossible", never);
-  train_geometric_moves_only();
-}
-
-torch::Tensor AttentionNetImpl::move_scores(torch::Tensor planes) {
-  // planes [B,C,8,8] -> tokens [B,64,C] -> [B,64,d] -> (from, to) scores [B,64,64] -> [B,4096]
-  auto x = embed(planes.flatten(2).transpose(1, 2)) + square_embedding;
-  for (const auto& layer : *layers) x = layer->as<EncoderLayer>()->forward(x);
-  x = norm(x);
-  const auto scores = torch::matmul(query(x), key(x).transpose(1, 2)) / std::sqrt(double(x.size(2)));
-  return scores.flatten(1) + move_bias;
-}
-
-torch::Tensor AttentionNetImpl::forward(torch::Tensor planes) {
-  return move_scores(planes).masked_fill(impossible, FIXED_OFF_LOGIT);
-}
-
-torch::Tensor AttentionNetImpl::forward_trained(torch::Tensor planes) { return forward_gathered(planes).trained(); }
-
-PolicyNet::Gathered AttentionNetImpl::forward_gathered(torch::Tensor planes) {
-  const auto scores = move_scores(planes);
-  return {scores, trained_moves(scores.device())};
-}
-
 // The factories of MODEL_SPECS (nn/model_config.cpp).
 std::shared_ptr<PolicyNet> make_mlp(const ModelConfig& c) { return Mlp(c).ptr(); }
 std::shared_ptr<PolicyNet> make_conv(const ModelConfig& c) { return ConvNet(c).ptr(); }
 std::shared_ptr<PolicyNet> make_resnet(const ModelConfig& c) { return ResNet(c).ptr(); }
-std::shared_ptr<PolicyNet> make_attention(const ModelConfig& c) { return AttentionNet(c).ptr(); }
 
 std::shared_ptr<PolicyNet> make_model(const ModelConfig& config) {
   const ModelConfig c = config.resolved();

@@ -11,6 +11,8 @@
 
 namespace legalnet::nn {
 
+struct MoveLogitTables;  // kernels/kernels.h
+
 // The logit of a move index a model never predicts (it is never a move: no queen or knight
 // line joins its squares): sigmoid(-20) = 2e-9, so it costs nothing in the loss and is never picked.
 constexpr float FIXED_OFF_LOGIT = -20.0f;
@@ -213,6 +215,10 @@ struct ResNetImpl : PolicyNet {
   torch::Tensor move_costs(const torch::Tensor& tower_out);
   // The stem: its convolution, norm and ReLU [B,channels,8,8].
   torch::Tensor stem_forward(torch::Tensor planes);
+  // forward()'s logits [B,4096] from the tower's output by the board kernels' one pass a board
+  // (kernels::board_move_logits): inference on a CPU in fp32 (no gradient, no autocast), where
+  // torch's ops would make a dozen passes over the batch.
+  torch::Tensor board_logits(const torch::Tensor& tower_out);
   void use_kernels(Kernels kernels) override;
   torch::nn::Conv2d stem{nullptr}, policy{nullptr};
   torch::nn::Conv2d pairs{nullptr};  // the pairs head: channels -> query and key (channels each)
@@ -234,6 +240,8 @@ struct ResNetImpl : PolicyNet {
   // its to-square's value in the flattened vetoes(tower_out) [B, 2 * VETO_LINES * VETOES_PER_LINE
   // * 64], at k * 1792 + j.
   DeviceIndex veto_from, veto_to;
+  // The tables board_logits reads: the same moves, between squares and vetoes as above.
+  std::shared_ptr<const MoveLogitTables> logit_tables;
 };
 TORCH_MODULE(ResNet);
 
