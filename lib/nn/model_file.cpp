@@ -233,9 +233,11 @@ LoadedModel load_model(const std::string& path, const torch::Device& device) {
 }
 
 void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyNet& net,
-                     torch::optim::Optimizer& optimizer, const TrainState& state) {
+                     torch::optim::Optimizer& optimizer, const TrainState& state, PolicyNet* average) {
   TensorFile out;
   for (const auto& [name, tensor] : state_of(net)) out.add("model." + name, tensor);
+  if (average)
+    for (const auto& [name, tensor] : state_of(*average)) out.add("average." + name, tensor);
   for (const auto& p : net.named_parameters()) {
     const auto it = optimizer.state().find(p.value().unsafeGetTensorImpl());
     if (it == optimizer.state().end()) continue;  // no step has touched it yet
@@ -259,7 +261,7 @@ void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyN
 }
 
 TrainState load_checkpoint(const std::string& path, const ModelConfig& expected, PolicyNet& net,
-                           torch::optim::Optimizer& optimizer, const torch::Device& device) {
+                           torch::optim::Optimizer& optimizer, const torch::Device& device, PolicyNet* average) {
   (void)device;                  // the net and optimizer are already there: tensors are copied onto theirs
   safetensors::Limits run_file;  // a run folder's own file: never read through a link
   run_file.follow_links = false;
@@ -288,6 +290,14 @@ TrainState load_checkpoint(const std::string& path, const ModelConfig& expected,
     throw Error(path + ": metadata 'samples' or 'elapsed_seconds' is beyond what a run reaches");
 
   load_state(net, source, "model.", config);
+  // The first of the net's tensors tells whether the run kept an average (train --ema).
+  if (source.has("average." + state_of(net).front().first) != (average != nullptr))
+    throw Error(path + (average ? ": checkpoint of a run without --ema, the options ask for it"
+                                : ": checkpoint of a run with --ema, the options ask for none"));
+  if (average) {
+    source.describe_as("average of " + config.describe());
+    load_state(*average, source, "average.", config);
+  }
   source.describe_as(kind + " optimizer of " + config.describe());
   torch::NoGradGuard no_grad;
   for (const auto& p : net.named_parameters()) {

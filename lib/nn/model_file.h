@@ -48,13 +48,16 @@ struct TrainState {
 };
 
 void save_checkpoint(const std::string& path, const ModelConfig& config, PolicyNet& net,
-                     torch::optim::Optimizer& optimizer, const TrainState& state);
+                     torch::optim::Optimizer& optimizer, const TrainState& state, PolicyNet* average = nullptr);
 // A checkpoint holds the net's tensors as `model.NAME`, the optimizer's per-parameter state as
 // `optimizer.NAME.FIELD` (Adam, AdamW: step, exp_avg, exp_avg_sq; SGD: momentum_buffer), and in
 // its metadata the format, config, optimizer kind, step, samples and elapsed seconds (and the
-// mined positions of a run that mines).
-// Loads weights and optimizer state into existing objects (already on `device`); returns the state.
+// mined positions of a run that mines); a run with train --ema also its average of the weights,
+// `average.NAME` (`average`: a net of the same config).
+// Loads weights and optimizer state (and the average, which a checkpoint must hold exactly when
+// `average` is given) into existing objects (already on `device`); returns the state.
 TrainState load_checkpoint(const std::string& path, const ModelConfig& expected, PolicyNet& net,
-                           torch::optim::Optimizer& optimizer, const torch::Device& device);
+                           torch::optim::Optimizer& optimizer, const torch::Device& device,
+                           PolicyNet* average = nullptr);
 
 }  // namespace legalnet::nn

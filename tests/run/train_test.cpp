@@ -21,6 +21,7 @@
 #include "kernels/board_wgrad_bf16.h"
 #include "kernels/tile_gemm.h"
 #include "nn/model_file.h"
+#include "nn/safetensors.h"
 #include "run/train/run_train.h"
 #include "run/train/schedule.h"
 #include "run/train/time_budget.h"
@@ -136,6 +137,57 @@ TEST(Train, AMiningRunResumesWithTheSameWeights) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--mine-pool"), std::string::npos) << e.what();
   }
+}
+
+// --ema: the model file holds the average of the weights, and a run that keeps one resumes
+// exactly (the average travels in the checkpoint).
+TEST(Train, AnAveragingRunResumesWithTheSameWeights) {
+  const std::string dir = test::temp_dir("resume-ema");
+  auto averaging = [&](const std::string& name) {
+    TrainOptions o = tiny_run(dir + "/" + name);
+    o.ema = 0.9;
+    return o;
+  };
+  run_train(averaging("straight"));
+  TrainOptions plain = averaging("plain");
+  plain.ema = 0;
+  run_train(plain);
+  TrainOptions first = averaging("resumed");
+  first.stop_at_step = 11;
+  run_train(first);
+  const nn::safetensors::Reader checkpoint(dir + "/resumed/checkpoint.safetensors");
+  EXPECT_TRUE(checkpoint.find("average.stem.weight") != nullptr);
+  TrainOptions second = averaging("resumed");
+  second.resume = true;
+  run_train(second);
+  const auto a = weights(dir + "/straight/model.safetensors"), b = weights(dir + "/resumed/model.safetensors");
+  const auto c = weights(dir + "/plain/model.safetensors");
+  ASSERT_EQ(a.size(), b.size());
+  bool differs = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i;
+    differs |= !torch::equal(a[i], c[i]);
+  }
+  EXPECT_TRUE(differs) << "the average is the last step's weights";
+  // A checkpoint without an average does not resume a run that asks for one, nor one with an
+  // average a run that does not.
+  TrainOptions without = averaging("without");
+  without.ema = 0;
+  without.stop_at_step = 4;
+  run_train(without);
+  const nn::ModelConfig model = nn::load_model(dir + "/straight/model.safetensors", torch::kCPU).config;
+  auto net = nn::make_model(model), average = nn::make_model(model);
+  torch::optim::Adam adam(net->parameters());
+  const auto resume = [&](const std::string& name, nn::PolicyNet* with) {
+    return test::error_of([&] {
+      (void)nn::load_checkpoint(dir + "/" + name + "/checkpoint.safetensors", model, *net, adam, torch::kCPU, with);
+    });
+  };
+  EXPECT_EQ(resume("without", average.get()),
+            dir + "/without/checkpoint.safetensors: checkpoint of a run without --ema, the options ask for it");
+  EXPECT_EQ(resume("resumed", nullptr),
+            dir + "/resumed/checkpoint.safetensors: checkpoint of a run with --ema, the options ask for none");
+  EXPECT_EQ(resume("resumed", average.get()), "no error");
 }
 
 // --precision auto as train resolves it for its net (nn::resolve_precision): a resnet on the board
@@ -526,6 +578,7 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/warmup --warmup",
                                              "/min_lr_ratio --min-lr-ratio",
                                              "/clip --clip",
+                                             "/ema --ema",
                                              "/position_ply_limit --position-ply-limit",
                                              "/check_weight --check-weight",
                                              "/rare_weight --rare-weight",

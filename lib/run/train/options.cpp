@@ -176,6 +176,12 @@ Rows schedule_rows() {
           .range(0, 1e6)
           .show_default()
           .keep_on_resume(),
+      R::value(&TrainOptions::ema, "--ema", "ema",
+               "The model file holds an exponential moving average of the weights (and batch norm's statistics) "
+               "with this decay a step, e.g. 0.999 (0: the last step's weights)")
+          .range(0, 0.99999)
+          .show_default()
+          .keep_on_resume(),
   };
 }
 

@@ -60,6 +60,7 @@ struct TrainOptions {
   double warmup = 0.02;        // share of the steps with a linear warm-up
   double min_lr_ratio = 0.02;  // the cosine decays to lr * min_lr_ratio
   double clip = 1.0;           // gradient-norm clipping; 0: off
+  double ema = 0;              // the model file's weights: their moving average's decay a step; 0: the last
   int position_ply_limit = 0;  // train only on positions with ply < this (0: all), like games cut there
   int check_weight = 1;        // positions whose side to move is in check appear this often per epoch
   int rare_weight = 1;         // positions with a legal castling or en-passant move appear this often

@@ -124,15 +124,39 @@ std::optional<std::string> precision_before_resume(const TrainOptions& given, co
 // --resume: the checkpoint's weights, optimizer state and step, within the run's length (the data
 // order and the schedule are functions of the step).
 nn::TrainState resumed_state(train::RunFolder& folder, const nn::ModelConfig& model, nn::PolicyNet& net,
-                             torch::optim::Optimizer& optimizer, const torch::Device& device,
-                             const Schedule& schedule) {
-  nn::TrainState state = nn::load_checkpoint(folder.checkpoint_path(), model, net, optimizer, device);
+                             torch::optim::Optimizer& optimizer, const torch::Device& device, const Schedule& schedule,
+                             nn::PolicyNet* average) {
+  nn::TrainState state = nn::load_checkpoint(folder.checkpoint_path(), model, net, optimizer, device, average);
   if (state.step > schedule.steps())
     throw Error(
         fmt::format("--resume: '{}' is at step {}, past the {} steps of this run (--epochs, --max-steps, --replan)",
                     folder.checkpoint_path(), state.step, schedule.steps()));
   folder.checkpoint_written(state.step);
   return state;
+}
+
+// A net of the config on the device, in the memory layout its forward pass keeps.
+std::shared_ptr<nn::PolicyNet> placed_model(const nn::ModelConfig& model, const torch::Device& device) {
+  auto net = nn::make_model(model);
+  net->to(device);
+  nn::choose_memory_format(*net);
+  return net;
+}
+
+// --ema's average: a net of the same config and layout that starts as the net's copy and takes
+// no gradient.
+std::shared_ptr<nn::PolicyNet> averaged_copy(const nn::ModelConfig& model, nn::PolicyNet& net,
+                                             const torch::Device& device) {
+  auto average = placed_model(model, device);
+  torch::NoGradGuard no_grad;
+  const auto from = net.named_parameters();
+  for (auto& p : average->named_parameters()) {
+    p.value().set_requires_grad(false);
+    p.value().copy_(from[p.key()]);
+  }
+  const auto buffers = net.named_buffers();
+  for (auto& b : average->named_buffers()) b.value().copy_(buffers[b.key()]);
+  return average;
 }
 
 // The loop to its end; the report written (rank 0) and said.
@@ -194,9 +218,7 @@ TrainReport run_train(const TrainOptions& given) {
   const bool verbose = ranks.is_main() && !o.quiet;
 
   TrainingData data = load_training_data(o, model, ranks, verbose, std::move(files));
-  auto net = nn::make_model(model);
-  net->to(device);
-  nn::choose_memory_format(*net);
+  auto net = placed_model(model, device);
   net->use_kernels(o.kernels);
   train::broadcast_state(ranks, *net);
   const int64_t epoch_steps = int64_t(o.epochs) * data.source->steps_per_epoch();
@@ -214,13 +236,15 @@ TrainReport run_train(const TrainOptions& given) {
     schedule.peak_for = [model, step_rows](int64_t s) { return default_lr(model.kind, s, step_rows, model.mixing); };
   check_replans(schedule, epoch_steps);
   auto optimizer = make_optimizer(o, *net);
+  const std::shared_ptr<nn::PolicyNet> average = o.ema > 0 ? averaged_copy(model, *net, device) : nullptr;
 
-  nn::TrainState state = o.resume ? resumed_state(folder, model, *net, *optimizer, device, schedule) : nn::TrainState{};
+  nn::TrainState state =
+      o.resume ? resumed_state(folder, model, *net, *optimizer, device, schedule, average.get()) : nn::TrainState{};
   const std::string options = options_json(o, {model, precision, schedule.steps(), data.train_positions,
                                                data.val_positions, identities, device.str(), given.lr == 0});
   if (ranks.is_main()) folder.start(options, train::metrics_header());
-  const TrainingRun run{o,     model,  *net,      *optimizer, ranks,      folder, data,
-                        state, device, precision, schedule,   most_steps, options};
+  const TrainingRun run{o,     model,  *net,      *optimizer, ranks,      folder,  data,
+                        state, device, precision, schedule,   most_steps, options, average.get()};
   if (verbose) say_start(o, run, *net);
   if (verbose && precision_was)
     say("train: --resume: the run so far trained in {}; --precision auto takes {} here (--precision {} keeps "

@@ -96,6 +96,37 @@ TrainingLoop::TrainingLoop(const TrainingRun& run)
   }
 }
 
+namespace {
+
+// The net's parameters, then its buffers: one order for the net and its average.
+std::vector<torch::Tensor> tensors_of(nn::PolicyNet& net) {
+  std::vector<torch::Tensor> all = net.parameters();
+  for (const auto& b : net.buffers()) all.push_back(b);
+  return all;
+}
+
+}  // namespace
+
+void TrainingLoop::update_average() {
+  torch::NoGradGuard no_grad;
+  // A short memory at first (TensorFlow's and timm's): the start's random weights fade at once.
+  const double step = double(run_.state.step);
+  const double keep = std::min(o_.ema, (1 + step) / (10 + step));
+  const std::vector<torch::Tensor> net = tensors_of(run_.net), average = tensors_of(*run_.average);
+  for (size_t i = 0; i < net.size(); ++i) {
+    if (average[i].is_floating_point())
+      average[i].lerp_(net[i], 1 - keep);
+    else
+      average[i].copy_(net[i]);  // batch norm's count of batches
+  }
+}
+
+void TrainingLoop::take_average() {
+  torch::NoGradGuard no_grad;
+  const std::vector<torch::Tensor> net = tensors_of(run_.net), average = tensors_of(*run_.average);
+  for (size_t i = 0; i < net.size(); ++i) net[i].copy_(average[i]);
+}
+
 TrainingLoop::Next TrainingLoop::next() {
   if (run_.state.step >= schedule_.steps()) return Next::FINISH;
   if (o_.stop_at_step > 0 && run_.state.step >= o_.stop_at_step) return Next::PAUSE;
@@ -176,6 +207,7 @@ void TrainingLoop::step(const train::Batch& given) {
   if (o_.clip > 0) torch::nn::utils::clip_grad_norm_(run_.net.parameters(), o_.clip);
   run_.optimizer.step();
   ++state.step;
+  if (run_.average) update_average();
   state.samples += int64_t(o_.batch_size) * run_.ranks.world_size();
   loss_sum_ += value;
   ++loss_count_;
@@ -232,6 +264,7 @@ TrainReport TrainingLoop::pause() {
 TrainReport TrainingLoop::finish() {
   nn::TrainState& state = run_.state;
   progress_.finish();
+  if (run_.average) take_average();
   if (loss_count_) validation_row();
   state.elapsed_seconds += seconds();
   checkpoint();
@@ -310,7 +343,8 @@ void TrainingLoop::validation_row() {
 void TrainingLoop::checkpoint() {
   train::average_buffers(run_.ranks, run_.net);
   if (mined_) run_.state.mined_positions = mined_->text();
-  if (rank0_) save_checkpoint(run_.folder.checkpoint_path(), run_.model, run_.net, run_.optimizer, run_.state);
+  if (rank0_)
+    save_checkpoint(run_.folder.checkpoint_path(), run_.model, run_.net, run_.optimizer, run_.state, run_.average);
   run_.folder.checkpoint_written(run_.state.step);
 }
 

@@ -39,6 +39,9 @@ struct TrainingRun {
   Schedule schedule;         // the rate of each step, and the run's end
   int64_t most_steps;        // the options' steps (--max-steps, the epochs'): a --time-budget re-plan's limit
   std::string options_json;  // options.json as the run began
+  // --ema: a net of the same config holding the moving average of the weights and batch norm's
+  // statistics (the checkpoint's when resumed); nullptr without.
+  nn::PolicyNet* average = nullptr;
 };
 
 class TrainingLoop {
@@ -69,6 +72,10 @@ class TrainingLoop {
   // --time-budget: the pace of the steps so far, checked every budget_check_every_ steps, moves
   // the run's end where it would miss the budget (run/train/time_budget.h); options.json records it.
   void watch_budget();
+  // --ema: after each step, the average moves towards the net's weights and buffers; at the end
+  // the net takes the average, which the last validation row measures and the model file holds.
+  void update_average();
+  void take_average();
 
   const TrainingRun run_;
   const TrainOptions& o_;
