@@ -119,7 +119,7 @@ torch::Tensor board_move_logits(const MoveLogitParts& parts, const MoveLogitTabl
   const int64_t boards = parts.scores.size(0), moves = int64_t(tables.moves.size());
   const int64_t vetoes = moves == 0 ? 0 : int64_t(tables.veto_from.size()) / moves;
   TORCH_CHECK(parts.columns.numel() == moves && tables.between_offsets.size() == tables.moves.size() + 1 &&
-                  tables.veto_to.size() == tables.veto_from.size(),
+                  tables.veto_to.size() == tables.veto_from.size() && tables.veto_from.size() == size_t(vetoes * moves),
               "board_move_logits: tables of different lengths");
   TORCH_CHECK(!parts.veto_values.defined() || vetoes > 0, "board_move_logits: veto values without veto tables");
   TORCH_CHECK(tables_fit(parts, tables), "board_move_logits: an index of the tables lies outside the parts");
