@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -93,6 +94,34 @@ TEST(Train, ResumedRunEndsWithTheSameWeights) {
   }
 }
 
+// A run of `options("straight")`, one with `off` applied ("plain") and one stopped at step 11 and
+// resumed ("resumed"), all in one folder: the resumed run ends with the straight run's weights
+// exactly, and `what` (what `off` turns off) changed them.
+void expect_exact_resume_that_matters(const std::function<TrainOptions(const std::string&)>& options,
+                                      const std::function<void(TrainOptions&)>& off, const std::string& what) {
+  const TrainOptions straight = options("straight");
+  run_train(straight);
+  TrainOptions plain = options("plain");
+  off(plain);
+  run_train(plain);
+  TrainOptions first = options("resumed");
+  first.stop_at_step = 11;
+  run_train(first);
+  TrainOptions second = options("resumed");
+  second.resume = true;
+  run_train(second);
+  const std::string dir = std::filesystem::path(straight.out).parent_path().string();
+  const auto a = weights(dir + "/straight/model.safetensors"), b = weights(dir + "/resumed/model.safetensors");
+  const auto c = weights(dir + "/plain/model.safetensors");
+  ASSERT_EQ(a.size(), b.size());
+  bool differs = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i;
+    differs |= !torch::equal(a[i], c[i]);
+  }
+  EXPECT_TRUE(differs) << what << " changed nothing";
+}
+
 // --mine-share: a run that mines its own hard positions resumes exactly (the pool travels in the
 // checkpoint, refreshed from the same net at the same steps), and mining changes what it learns.
 TEST(Train, AMiningRunResumesWithTheSameWeights) {
@@ -105,25 +134,8 @@ TEST(Train, AMiningRunResumesWithTheSameWeights) {
     o.mine_pool = 16;
     return o;
   };
-  run_train(mining("straight"));
-  TrainOptions plain = mining("plain");
-  plain.mine_share = 0;
-  run_train(plain);
-  TrainOptions first = mining("resumed");
-  first.stop_at_step = 11;
-  run_train(first);
-  TrainOptions second = mining("resumed");
-  second.resume = true;
-  run_train(second);
-  const auto a = weights(dir + "/straight/model.safetensors"), b = weights(dir + "/resumed/model.safetensors");
-  const auto c = weights(dir + "/plain/model.safetensors");
-  ASSERT_EQ(a.size(), b.size());
-  bool differs = false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i;
-    differs |= !torch::equal(a[i], c[i]);
-  }
-  EXPECT_TRUE(differs) << "the mined rows changed nothing";
+  expect_exact_resume_that_matters(
+      mining, [](TrainOptions& o) { o.mine_share = 0; }, "the mined rows");
   // A checkpoint whose pool is not the run's is refused in one line naming it.
   TrainOptions again = mining("resumed2");
   again.stop_at_step = 4;
@@ -148,27 +160,10 @@ TEST(Train, AnAveragingRunResumesWithTheSameWeights) {
     o.ema = 0.9;
     return o;
   };
-  run_train(averaging("straight"));
-  TrainOptions plain = averaging("plain");
-  plain.ema = 0;
-  run_train(plain);
-  TrainOptions first = averaging("resumed");
-  first.stop_at_step = 11;
-  run_train(first);
+  expect_exact_resume_that_matters(
+      averaging, [](TrainOptions& o) { o.ema = 0; }, "the average");
   const nn::safetensors::Reader checkpoint(dir + "/resumed/checkpoint.safetensors");
   EXPECT_TRUE(checkpoint.find("average.stem.weight") != nullptr);
-  TrainOptions second = averaging("resumed");
-  second.resume = true;
-  run_train(second);
-  const auto a = weights(dir + "/straight/model.safetensors"), b = weights(dir + "/resumed/model.safetensors");
-  const auto c = weights(dir + "/plain/model.safetensors");
-  ASSERT_EQ(a.size(), b.size());
-  bool differs = false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_TRUE(torch::equal(a[i], b[i])) << "tensor " << i;
-    differs |= !torch::equal(a[i], c[i]);
-  }
-  EXPECT_TRUE(differs) << "the average is the last step's weights";
   // A checkpoint without an average does not resume a run that asks for one, nor one with an
   // average a run that does not.
   TrainOptions without = averaging("without");
