@@ -3,9 +3,10 @@
 // AVX512-BF16), its batch norm + residual + ReLU, the pairs head's scores, the move logits at
 // inference, the ray scan of --mixing rays, and the training loss's per-row BCE. Each is one
 // autograd node (or a plain loop) giving torch's numbers up to rounding, with the weights in
-// torch's layouts: the model file does not change. What runs them, and when, is compute/arithmetic.h's policy. Code
-// outside kernels/ includes this header only; its two torch-free parts (cpu_isa.h, bce_rows.h) serve the torch-free
-// sources beside it. Figures: docs/results.md and docs/benchmarks.md.
+// torch's layouts: the model file does not change. What runs them, and when, is
+// compute/arithmetic.h's policy. Code outside kernels/ includes this header only; its two
+// torch-free parts (cpu_isa.h, bce_rows.h) serve the torch-free sources beside it. Figures:
+// docs/results.md and docs/benchmarks.md.
 #pragma once
 
 #include <torch/torch.h>

@@ -51,9 +51,8 @@ BetweenLists between_lists() {
   return lists;
 }
 
-// [64,1792] float: column j holds a 1 at each square between_lists() gives move j.
-torch::Tensor between_squares() {
-  const BetweenLists lists = between_lists();
+// [64,1792] float: column j holds a 1 at each square `lists` gives move j.
+torch::Tensor between_squares(const BetweenLists& lists) {
   auto m = torch::zeros({64, int64_t(lists.offsets.size()) - 1});
   auto at = m.accessor<float, 2>();
   for (size_t j = 0; j + 1 < lists.offsets.size(); ++j)
@@ -247,13 +246,21 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
                             torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 2 * c.channels, 1).bias(false)));
   if (c.rules_head)
     rules = register_module("rules", torch::nn::Conv2d(c.channels, encode::rule_target_planes(c.rule_targets()), 1));
+  // board_logits' tables, filled beside the heads' own (without the paths, no move's list of squares).
+  auto tables = std::make_shared<MoveLogitTables>();
+  tables->moves = geometric_indices();
+  tables->between_offsets.assign(tables->moves.size() + 1, 0);
+  tables->off_logit = FIXED_OFF_LOGIT;
   if (c.paths) {
     paths = register_module("paths", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.channels, 1, 1)));
     // Starts near no cost (softplus(-4) = 0.018 a square): at first a long move is scored as the
     // other heads score it, and the net learns which squares block.
     torch::NoGradGuard no_grad;
     paths->bias.fill_(-4.0);
-    between = DeviceConstant(between_squares());
+    BetweenLists lists = between_lists();
+    between = DeviceConstant(between_squares(lists));
+    tables->between_offsets = std::move(lists.offsets);
+    tables->between_squares = std::move(lists.squares);
   }
   if (c.vetoes) {
     vetoes = register_module(
@@ -261,24 +268,12 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
     // Starts near no veto (softplus(-2 - 2) = 0.018 each), as the paths do.
     torch::NoGradGuard no_grad;
     vetoes->bias.fill_(-2.0);
-    veto_from = DeviceIndex(veto_index(false));
-    veto_to = DeviceIndex(veto_index(true));
-  }
-  train_geometric_moves_only();
-  auto tables = std::make_shared<MoveLogitTables>();
-  tables->moves = geometric_indices();
-  if (c.paths) {
-    BetweenLists lists = between_lists();
-    tables->between_offsets = std::move(lists.offsets);
-    tables->between_squares = std::move(lists.squares);
-  } else {
-    tables->between_offsets.assign(tables->moves.size() + 1, 0);
-  }
-  if (c.vetoes) {
     tables->veto_from = veto_index(false);
     tables->veto_to = veto_index(true);
+    veto_from = DeviceIndex(tables->veto_from);
+    veto_to = DeviceIndex(tables->veto_to);
   }
-  tables->off_logit = FIXED_OFF_LOGIT;
+  train_geometric_moves_only();
   logit_tables = std::move(tables);
 }
 
