@@ -14,6 +14,9 @@ tiny=(BUILD="$build" DATA="$data" TRAIN_GAMES=24 TEST_GAMES=6 SHARDS=2 STEPS=30 
 cd "$src"
 make -s -f Makefile.pipeline all "${tiny[@]}" > "$data/all.log" 2>&1 || { cat "$data/all.log"; exit 1; }
 grep -q "plies before the first illegal move" "$data/all.log"
+# Where the minutes went, stage by stage, in the order they ran.
+grep -Eq '^pipeline: minutes by stage: install [0-9.]+, build [0-9.]+, games [0-9.]+, tensors [0-9.]+, train [0-9.]+, positions [0-9.]+, evaluate [0-9.]+, report [0-9.]+$' "$data/all.log" ||
+  { grep 'minutes by stage' "$data/all.log"; echo "no minutes by stage"; exit 1; }
 
 "$python" - "$data" <<'PY'
 import json, os, subprocess, sys
@@ -141,8 +144,10 @@ PY
 stamp() { stat -c %Y "$data/games/train-0.pgn.zst" "$data/tensors/train.h5" "$data/runs/resnet-default/model.safetensors" "$data/report/report.json"; }
 before=$(stamp)
 sleep 1
-make -s -f Makefile.pipeline all "${tiny[@]}" > /dev/null 2>&1
+make -s -f Makefile.pipeline all "${tiny[@]}" > "$data/again.log" 2>&1
 [[ $(stamp) == "$before" ]] || { echo "second make all remade products"; exit 1; }
+grep -Eq '^pipeline: minutes by stage: install [0-9.]+, build [0-9.]+$' "$data/again.log" ||
+  { echo "a make that redid nothing shows stages it did not run"; exit 1; }
 make -s -f Makefile.pipeline all "${tiny[@]}" EVAL_GAMES=2 > /dev/null 2>&1
 after=$(stamp)
 [[ $(echo "$after" | head -3) == $(echo "$before" | head -3) ]] || { echo "EVAL_GAMES redid more than the report"; exit 1; }
