@@ -1,5 +1,6 @@
 #include "eval/games.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -107,6 +108,28 @@ Proportion GamesSummary::illegal_picks_in_check() const {
 Proportion GamesSummary::illegal_picks_not_in_check() const {
   const Proportion all = illegal_picks(), in_check = illegal_picks_in_check();
   return {all.count - in_check.count, all.total - in_check.total};
+}
+
+std::pair<double, double> GamesSummary::illegal_rate_interval_over_games() const {
+  const Proportion all = illegal_picks();
+  const auto [wilson_low, wilson_high] = all.interval();
+  const double n = double(games.size());
+  if (n < 2 || all.total == 0) return {wilson_low, wilson_high};
+  const double rate = all.value();
+  double squares = 0;  // the residuals of each game's picks from the pooled rate
+  for (const auto& g : games) {
+    const double residual = double(g.illegal_picks) - rate * double(g.model_picks);
+    squares += residual * residual;
+  }
+  const double half = 1.96 * std::sqrt(n / (n - 1) * squares) / double(all.total);
+  return {std::max(0.0, std::min(wilson_low, rate - half)), std::min(1.0, std::max(wilson_high, rate + half))};
+}
+
+std::optional<size_t> GamesSummary::worst_game() const {
+  std::optional<size_t> worst;
+  for (size_t i = 0; i < games.size(); ++i)
+    if (games[i].illegal_picks > 0 && (!worst || games[i].illegal_picks > games[*worst].illegal_picks)) worst = i;
+  return worst;
 }
 
 double GamesSummary::mean_adversary_mass() const {

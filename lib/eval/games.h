@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "chess/movegen.h"
@@ -67,6 +68,14 @@ struct GamesSummary {
   Proportion illegal_picks() const;
   Proportion illegal_picks_in_check() const;
   Proportion illegal_picks_not_in_check() const;
+  // A 95% interval of the illegal rate per pick with games, not picks, as the independent draws:
+  // an adversary that finds a blind spot keeps the net in it, so one game can hold most of a
+  // run's picks and the Wilson interval over picks is too narrow. The ratio's spread over games
+  // (normal approximation), never narrower than the Wilson interval (which holds for 0 picks).
+  std::pair<double, double> illegal_rate_interval_over_games() const;
+  // The game with the most illegal picks (the first of them), its index in `games`; none when no
+  // game had one.
+  std::optional<size_t> worst_game() const;
   // The illegal picks by reason (anatomy.h's FalsePositiveReason: KING_SAFETY, those that leave
   // or put the own king in check).
   std::array<uint64_t, REASON_NB> illegal_by_reason() const;

@@ -347,6 +347,33 @@ TEST(Stats, WilsonInterval) {
   EXPECT_EQ(p.interval(), wilson_interval(1, 10));
 }
 
+// Picks cluster in games: the interval over games is the ratio's spread over them, never
+// narrower than the Wilson interval; the worst game is the first with the most picks.
+TEST(Games, TheIntervalOverGamesAndTheWorstGameSeeWherePicksCluster) {
+  GamesSummary s;
+  for (const int illegal : {0, 10, 0, 2, 10}) {
+    GameRecordStats g;
+    g.model_picks = 100;
+    g.illegal_picks = illegal;
+    s.games.push_back(g);
+  }
+  ASSERT_TRUE(s.worst_game());
+  EXPECT_EQ(*s.worst_game(), 1u);
+  // 22 of 500: residuals -4.4, 5.6, -4.4, -2.4, 5.6 from 4.4 picks a game.
+  const double rate = 22.0 / 500, squares = 2 * 4.4 * 4.4 + 2 * 5.6 * 5.6 + 2.4 * 2.4;
+  const auto [low, high] = s.illegal_rate_interval_over_games();
+  EXPECT_NEAR(high, rate + 1.96 * std::sqrt(5.0 / 4 * squares) / 500, 1e-12);
+  EXPECT_EQ(low, 0.0);  // the normal interval's low end is below 0
+  EXPECT_GT(high, s.illegal_picks().interval().second);
+  // Picks spread evenly over the games: the games' spread is nil, the Wilson interval stays.
+  for (auto& g : s.games) g.illegal_picks = 1;
+  EXPECT_EQ(s.illegal_rate_interval_over_games(), s.illegal_picks().interval());
+  EXPECT_EQ(*s.worst_game(), 0u);
+  for (auto& g : s.games) g.illegal_picks = 0;
+  EXPECT_FALSE(s.worst_game());
+  EXPECT_EQ(s.illegal_rate_interval_over_games(), wilson_interval(0, 500));
+}
+
 TEST(Games, PickIndexSamplesInProportion) {
   std::vector<float> p(encode::MOVE_INDICES, 0.0f);
   p[10] = 1.0f;

@@ -39,7 +39,8 @@ REPORT = {
         "clean_games": 912, "clean_games_share": 0.76, "clean_games_95ci": [0.7350, 0.7834],
         "mean_plies_before_first_illegal": 301.25, "mean_plies_95ci": [290.5, 312.0],
         "model_picks": 214000, "illegal_picks": 351, "illegal_rate_per_pick": 0.00164,
-        "illegal_rate_95ci": [0.001478, 0.001821],
+        "illegal_rate_95ci": [0.001478, 0.001821], "illegal_rate_95ci_over_games": [0.00102, 0.00226],
+        "worst_game": {"game": 17, "illegal_picks": 41, "model_picks": 180},
         "picks_in_check": 17000, "illegal_picks_in_check": 214, "illegal_rate_in_check": 0.01259,
         "illegal_rate_in_check_95ci": [0.01102, 0.01437],
         "picks_not_in_check": 197000, "illegal_picks_not_in_check": 137, "illegal_rate_not_in_check": 0.000696,
@@ -123,7 +124,9 @@ class ReportHtml(unittest.TestCase):
         games = page.texts["verdict-games"]
         self.assertIn("Against the random mover", games)
         self.assertIn("912 of 1,200 ended by the rules with no illegal pick; 95% interval 73.5% – 78.3%", games)
-        self.assertIn("351 of 214,000 picks; 95% interval 0.148% – 0.182%", games)
+        self.assertIn("351 of 214,000 picks; 95% interval 0.148% – 0.182%; over games 95% interval 0.102% – 0.226%; "
+                      "41 in game 17, the most in one game", games)
+        self.assertEqual(page.figures["worst-game"], "41 in game 17")
         self.assertIn("1.259% (214 of 17,000; 95% interval 1.102% – 1.437%)", games)
         self.assertIn("301.2 plies before the first illegal pick (95% interval 290.5 – 312.0)", games)
         self.assertIn("By reason: not a move of that piece 90, blocked 40, leaves or puts own king in check 215, "
@@ -201,7 +204,8 @@ class ReportHtml(unittest.TestCase):
     def test_a_figure_that_is_not_a_number_is_refused_in_one_line(self):
         for key, value in (("clean_games_share", "<b>76%</b>"), ("games", "1200<script>"),
                            ("illegal_rate_in_check_95ci", [0.01]), ("picks_in_check", True),
-                           ("clean_games", 1.5)):
+                           ("clean_games", 1.5), ("worst_game", [17, 41]),
+                           ("illegal_rate_95ci_over_games", [0.002, "x"])):
             report = copy.deepcopy(REPORT)
             report["games"][key] = value
             done = self.render(report)

@@ -47,6 +47,9 @@ def games(opponent, n, clean, picks, illegal, in_check, illegal_in_check, plies)
          "mean_plies_before_first_illegal": plies, "mean_plies_95ci": [plies - 4.1, plies + 4.1],
          "model_picks": picks, "illegal_picks": illegal, "illegal_rate_per_pick": illegal / picks,
          "illegal_rate_95ci": wilson(illegal, picks),
+         "illegal_rate_95ci_over_games": [0.0, 2 * wilson(illegal, picks)[1]],
+         "worst_game": {"game": 3, "illegal_picks": (illegal + 1) // 2, "model_picks": picks // n + illegal}
+         if illegal else None,
          "picks_in_check": in_check, "illegal_picks_in_check": illegal_in_check,
          "illegal_rate_in_check": illegal_in_check / in_check,
          "illegal_rate_in_check_95ci": wilson(illegal_in_check, in_check),

@@ -112,6 +112,20 @@ TEST(Evaluate, MetricsOfAConstantModelMatchHandComputedValues) {
             g["model_picks"].get<uint64_t>());
   EXPECT_EQ(g["illegal_picks_in_check"].get<uint64_t>() + g["illegal_picks_not_in_check"].get<uint64_t>(),
             g["illegal_picks"].get<uint64_t>());
+  // The interval over games holds the rate; the worst game, numbered from 1, holds at most all picks.
+  const double rate = g["illegal_rate_per_pick"].get<double>();
+  EXPECT_LE(g["illegal_rate_95ci_over_games"][0].get<double>(), rate);
+  EXPECT_GE(g["illegal_rate_95ci_over_games"][1].get<double>(), rate);
+  if (g["illegal_picks"].get<uint64_t>() > 0) {
+    EXPECT_GE(g["worst_game"]["game"].get<int>(), 1);
+    EXPECT_LE(g["worst_game"]["game"].get<int>(), 3);
+    EXPECT_GE(g["worst_game"]["illegal_picks"].get<uint64_t>(), 1u);
+    EXPECT_LE(g["worst_game"]["illegal_picks"].get<uint64_t>(), g["illegal_picks"].get<uint64_t>());
+    EXPECT_NE(table.find("worst game "), std::string::npos) << table;
+  } else {
+    EXPECT_TRUE(g["worst_game"].is_null());
+  }
+  EXPECT_NE(table.find("95% interval over games"), std::string::npos) << table;
   EXPECT_EQ(d["rows_in_data"].get<uint64_t>(), reader.num_positions());
   const std::string first = fmt::format("the first 200 of {} rows of {}", reader.num_positions(), o.data[0]);
   ASSERT_NE(table.find(first), std::string::npos) << table;

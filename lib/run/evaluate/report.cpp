@@ -121,6 +121,15 @@ ordered_json games_json(const eval::GamesSummary& g, Opponent opponent, const Ev
   j["mean_plies_before_first_illegal"] = g.mean_plies_before_illegal();
   j["mean_plies_95ci"] = pair_json(g.mean_plies_interval());
   add_picks(g, j);
+  j["illegal_rate_95ci_over_games"] = pair_json(g.illegal_rate_interval_over_games());
+  // The game that holds the most illegal picks (numbered as the gallery's captions), null when
+  // none holds one: against the adversary one game can hold most of them.
+  if (const auto worst = g.worst_game())
+    j["worst_game"] = {{"game", *worst + 1},
+                       {"illegal_picks", g.games[*worst].illegal_picks},
+                       {"model_picks", g.games[*worst].model_picks}};
+  else
+    j["worst_game"] = nullptr;
   const auto by_reason = g.illegal_by_reason();
   j["illegal_picks_leaving_king_in_check"] = by_reason[eval::KING_SAFETY];
   ordered_json reasons;

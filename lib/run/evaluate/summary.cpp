@@ -53,13 +53,22 @@ void print_games_headline(const eval::GamesSummary& g, Opponent opponent) {
   fmt::print("  {:<44} {:<26} {} of {}\n", "games ending by the rules, no illegal pick", percent(clean, 1), clean.count,
              games);
   fmt::print("  {:<44} {:<26} {} of {} picks\n", "illegal picks per pick", percent(all, 3), all.count, all.total);
+  // Picks within a game are not independent draws: the interval over games, and the game that
+  // holds the most of them, say how much of the rate one blind spot makes.
+  const auto [low, high] = g.illegal_rate_interval_over_games();
+  const auto worst = g.worst_game();
+  fmt::print("  {:<44} {:<26} {}\n", "  95% interval over games",
+             fmt::format("{:8}({:.3f}-{:.3f}%)", "", 100 * low, 100 * high),
+             worst ? fmt::format("worst game {}: {} of its {} picks", *worst + 1, g.games[*worst].illegal_picks,
+                                 g.games[*worst].model_picks)
+                   : std::string("no game with an illegal pick"));
   fmt::print("  {:<44} {:<26} {} of {} picks in check\n", "  when in check", percent(in_check, 3), in_check.count,
              in_check.total);
   fmt::print("  {:<44} {:<26} {} of {} picks\n", "  when not in check", percent(not_in_check, 3), not_in_check.count,
              not_in_check.total);
-  const auto [low, high] = g.mean_plies_interval();
+  const auto [plies_low, plies_high] = g.mean_plies_interval();
   fmt::print("  {:<44} {:<26} {}\n", "plies before the first illegal move",
-             fmt::format("{:.1f}  ({:.1f}-{:.1f})", g.mean_plies_before_illegal(), low, high), games);
+             fmt::format("{:.1f}  ({:.1f}-{:.1f})", g.mean_plies_before_illegal(), plies_low, plies_high), games);
 }
 
 // The figures a run is judged by, first, each with its 95% interval and what it was measured
