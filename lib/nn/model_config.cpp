@@ -90,21 +90,23 @@ const ModelSpec RESNET{
       const double veto_values = 2 * VETO_LINES * VETOES_PER_LINE;
       const double vetoes =
           c.vetoes ? 2 * BOARD_SQUARES * d * veto_values + 3 * VETOES_PER_LINE * encode::GEOMETRIC_INDICES : 0;
+      // The input skip: a 1x1 convolution of the input planes, added to the tower's output.
+      const double skip = c.input_skip ? 2 * BOARD_SQUARES * input_floats(c) * d : 0;
       return conv3x3_flops(input_floats(c), d) + c.blocks * (2.0 * conv3x3_flops(d, d) + lines + rays) +
-             2 * BOARD_SQUARES * d * 64 + pairs + paths + vetoes;
+             2 * BOARD_SQUARES * d * 64 + pairs + paths + vetoes + skip;
     },
     [](const ModelConfig& c) {
       const int64_t in = c.input_planes(), d = c.channels;
       const int64_t r = ray_scan_width(c.channels), rays = c.mixing == Mixing::RAYS ? d * 2 * r + 8 * r * d : 0;
       return in * 9 * d + c.blocks * (2 * 9 * d * d + rays) + d * 64 +
              (c.policy_head == PolicyHead::PAIRS ? 2 * d * d : 0) + d * encode::rule_target_planes(c.rule_targets()) +
-             (c.paths ? d : 0) + (c.vetoes ? d * 2 * VETO_LINES * VETOES_PER_LINE : 0);
+             (c.paths ? d : 0) + (c.vetoes ? d * 2 * VETO_LINES * VETOES_PER_LINE : 0) + (c.input_skip ? in * d : 0);
     },
     [](const ModelConfig& c) {
       return "resnet " + size_of(c) + (c.squeeze_excitation ? " se" : "") +
              (c.mixing == Mixing::NONE ? "" : std::string(" ") + c.mixing_name()) +
              (c.policy_head == PolicyHead::TYPES ? "" : std::string(" ") + c.policy_head_name()) +
-             (c.paths ? " paths" : "") + (c.vetoes ? " vetoes" : "") +
+             (c.paths ? " paths" : "") + (c.vetoes ? " vetoes" : "") + (c.input_skip ? " skip" : "") +
              (c.rules_head ? c.rule_lines ? " rules-lines" : " rules" : "") + with_inputs(c);
     },
     make_resnet,
@@ -196,6 +198,8 @@ ModelConfig ModelConfig::resolved() const {
     throw Error(std::string("the paths (train --paths) are a resnet option, not ") + spec.name + "'s");
   if (c.vetoes && c.kind != ModelKind::RESNET)
     throw Error(std::string("the vetoes (train --vetoes) are a resnet option, not ") + spec.name + "'s");
+  if (c.input_skip && c.kind != ModelKind::RESNET)
+    throw Error(std::string("the input skip (train --input-skip) is a resnet option, not ") + spec.name + "'s");
   if (c.kind == ModelKind::ATTENTION && c.channels % c.heads != 0)
     throw Error("attention: --channels " + std::to_string(c.channels) + " must be a multiple of --heads " +
                 std::to_string(c.heads));
@@ -221,6 +225,7 @@ std::string ModelConfig::to_json() const {
   if (rule_lines) j["rule_lines"] = true;  // files without it: the 3 attack planes' head
   if (paths) j["paths"] = true;            // files without it: the net without the paths
   if (vetoes) j["vetoes"] = true;          // files without it: the net without the vetoes
+  if (input_skip) j["input_skip"] = true;  // files without it: the net without the input skip
   return j.dump();
 }
 
@@ -254,6 +259,7 @@ constexpr ConfigKey CONFIG_KEYS[] = {
     {"rule_lines", KeyType::BOOL, "false"},  // nets trained without train --rule-lines
     {"paths", KeyType::BOOL, "false"},       // nets trained before train --paths
     {"vetoes", KeyType::BOOL, "false"},      // nets trained before train --vetoes
+    {"input_skip", KeyType::BOOL, "false"},  // nets trained before train --input-skip
 };
 
 // A size of the config: an integer (not 1.0, not true) in 0..65536, the largest of MAX_SIZES;
@@ -310,6 +316,7 @@ ModelConfig ModelConfig::from_json(const std::string& text) {
   c.rule_lines = v["rule_lines"].get<bool>();
   c.paths = v["paths"].get<bool>();
   c.vetoes = v["vetoes"].get<bool>();
+  c.input_skip = v["input_skip"].get<bool>();
   return c.resolved();
 }
 

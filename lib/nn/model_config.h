@@ -140,6 +140,11 @@ struct ModelConfig {
   // its pin's line or a pawn pushed onto a piece; the pairs head has one product per pair of
   // squares and no term per line.
   bool vetoes = false;
+  // resnet: the tower's output plus a 1x1 convolution of the input planes (no bias), which every
+  // head reads (ResNetImpl::tower_forward): what stands on a square, a piece of either side or
+  // none, reaches the paths' blocking values, the vetoes and the pairs as a plain linear fact,
+  // whatever the tower makes of a position it seldom saw (train --input-skip).
+  bool input_skip = false;
   // mlp / conv: a final layer of the 1792 possibly-legal outputs only, the other 2304 fixed off
   // (resnet always does this through its move-type head).
   bool geometric_head = true;

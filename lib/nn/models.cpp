@@ -273,6 +273,13 @@ ResNetImpl::ResNetImpl(const ModelConfig& c) {
     veto_from = DeviceIndex(tables->veto_from);
     veto_to = DeviceIndex(tables->veto_to);
   }
+  if (c.input_skip) {
+    input_skip = register_module(
+        "input_skip", torch::nn::Conv2d(torch::nn::Conv2dOptions(c.input_planes(), c.channels, 1).bias(false)));
+    // Starts at nothing added: the net begins as the one without the skip and learns what to read.
+    torch::NoGradGuard no_grad;
+    input_skip->weight.zero_();
+  }
   train_geometric_moves_only();
   logit_tables = std::move(tables);
 }
@@ -282,7 +289,10 @@ torch::Tensor ResNetImpl::policy_planes(torch::Tensor planes) {
   return policy(tower_forward(planes));
 }
 
-torch::Tensor ResNetImpl::tower_forward(torch::Tensor planes) { return tower->forward(stem_forward(planes)); }
+torch::Tensor ResNetImpl::tower_forward(torch::Tensor planes) {
+  const auto out = tower->forward(stem_forward(planes));
+  return input_skip ? out + input_skip(planes) : out;
+}
 
 torch::Tensor ResNetImpl::stem_forward(torch::Tensor planes) {
   return norm_relu(stem_bn, conv3x3(stem, planes, kernels), kernels);

@@ -193,7 +193,7 @@ struct ResNetImpl : PolicyNet {
   Gathered gather_policy(const torch::Tensor& policy_planes);
   // The policy planes [B,64 move types,8,8] (in the layout of the weights).
   torch::Tensor policy_planes(torch::Tensor planes);
-  // The stem and the residual tower: [B,channels,8,8].
+  // The stem and the residual tower, plus the input skip where the net has one: [B,channels,8,8].
   torch::Tensor tower_forward(torch::Tensor planes);
   // The policy head on the tower's output: the move-type logits, plus as the second source the
   // pairs head's scores less move_costs, where the net has either (forward_gathered after the
@@ -227,6 +227,7 @@ struct ResNetImpl : PolicyNet {
   // ModelConfig::vetoes: channels -> a from-value per veto (VETO_LINES x VETOES_PER_LINE), then a
   // to-value per veto.
   torch::nn::Conv2d vetoes{nullptr};
+  torch::nn::Conv2d input_skip{nullptr};  // ModelConfig::input_skip: input planes -> channels, no bias
   Kernels kernels = Kernels::TORCH;
   torch::nn::BatchNorm2d stem_bn{nullptr};
   torch::nn::Sequential tower{nullptr};

@@ -52,7 +52,8 @@ CONFIG_KEYS = (("kind", str, None), ("hidden", int, None), ("blocks", int, None)
                ("rules_head", bool, False),  # absent in nets trained without train --rules-weight
                ("rule_lines", bool, False),  # absent in nets trained without train --rule-lines
                ("paths", bool, False),  # absent in nets trained without train --paths
-               ("vetoes", bool, False))  # absent in nets trained without train --vetoes
+               ("vetoes", bool, False),  # absent in nets trained without train --vetoes
+               ("input_skip", bool, False))  # absent in nets trained without train --input-skip
 MIXINGS = ("none", "lines", "rays")  # nn::MIXINGS
 POLICY_HEADS = ("types", "pairs")  # nn::POLICY_HEADS
 _MAX_SIZE = 65536
@@ -82,6 +83,7 @@ def resolve_config(config):
     c.setdefault("rule_lines", False)
     c.setdefault("paths", False)
     c.setdefault("vetoes", False)
+    c.setdefault("input_skip", False)
     input_kind(c["input_kind"])
     if c["kind"] not in MODEL_SPECS:
         raise ValueError(f"unknown model {printable(repr(c['kind']))} (expected {' | '.join(MODEL_SPECS)})")
@@ -102,6 +104,8 @@ def resolve_config(config):
         raise ValueError(f"the paths (train --paths) are a resnet option, not {c['kind']}'s")
     if c["vetoes"] and c["kind"] != "resnet":
         raise ValueError(f"the vetoes (train --vetoes) are a resnet option, not {c['kind']}'s")
+    if c["input_skip"] and c["kind"] != "resnet":
+        raise ValueError(f"the input skip (train --input-skip) is a resnet option, not {c['kind']}'s")
     for key, value in MODEL_SPECS[c["kind"]].defaults.items():
         if c[key] == 0:
             c[key] = value
@@ -133,7 +137,8 @@ def min_parameters(c):
     rays = d * 2 * r + 8 * r * d if c["mixing"] == "rays" else 0
     return (inp * 9 * d + c["blocks"] * (2 * 9 * d * d + rays) + d * 64
             + (2 * d * d if c["policy_head"] == "pairs" else 0) + rule_target_planes(c) * d
-            + (d if c["paths"] else 0) + (d * 2 * VETO_LINES * VETOES_PER_LINE if c["vetoes"] else 0))
+            + (d if c["paths"] else 0) + (d * 2 * VETO_LINES * VETOES_PER_LINE if c["vetoes"] else 0)
+            + (inp * d if c["input_skip"] else 0))
 
 
 def rule_target_planes(c):

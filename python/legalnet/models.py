@@ -262,9 +262,15 @@ class ResNet(nn.Module):
         self.register_buffer("veto_to", _veto_index(True) if vetoes else torch.zeros(0, dtype=torch.long),
                              persistent=False)
         self.register_buffer("possible", torch.from_numpy(GEOMETRIC), persistent=False)
+        # The input skip (train --input-skip): the input planes' 1x1 convolution added to the
+        # tower's output, which every head reads.
+        skip = c.get("input_skip", False)
+        self.input_skip = nn.Conv2d(planes, c["channels"], 1, bias=False) if skip else None
 
     def forward(self, x):
         t = self.tower(torch.relu(self.stem_bn(self.stem(x))))
+        if self.input_skip is not None:
+            t = t + self.input_skip(x)
         logits = self.head(self.policy(t).flatten(1))
         if self.pairs is not None:  # on the attribute: TorchScript drops the branch when it is None
             b, d = t.shape[0], t.shape[1]

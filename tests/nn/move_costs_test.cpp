@@ -1,7 +1,8 @@
 // What the resnet's head subtracts from each move's logit (ResNetImpl::move_costs): the paths
 // (ModelConfig::paths, train --paths: the blocking values the net gives the squares strictly
 // between its from- and to-square) and the vetoes (ModelConfig::vetoes, train --vetoes: for each
-// veto of the move's line, a softplus of a value of its from-square plus one of its to-square).
+// veto of the move's line, a softplus of a value of its from-square plus one of its to-square);
+// and the input skip that both read.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -183,6 +184,38 @@ TEST(Vetoes, EveryLogitIsTheOtherHeadsLessItsCost) {
   auto net = std::dynamic_pointer_cast<ResNetImpl>(make_model(c));
   ASSERT_TRUE(net);
   expect_logits_less_move_costs(*net, net->vetoes, c.input_planes());
+}
+
+// The input skip (ModelConfig::input_skip, train --input-skip): a 1x1 convolution of the input
+// planes added to the tower's output. It starts at zero, so the net starts as the one without
+// it; once it has weights, what stands on a square reaches every head.
+TEST(InputSkip, StartsAsTheNetWithoutItAndReadsTheInputs) {
+  ModelConfig c = with_vetoes(test::config("resnet", 0, 2, 8));
+  c.input_skip = true;
+  EXPECT_EQ(ModelConfig::from_json(c.to_json()).to_json(), c.to_json());
+  EXPECT_TRUE(ModelConfig::from_json(c.to_json()).input_skip);
+  EXPECT_EQ(c.describe(), "resnet 2x8 rays pairs paths vetoes skip +state");
+  const ModelConfig without = with_vetoes(test::config("resnet", 0, 2, 8));
+  EXPECT_EQ(without.to_json().find("input_skip"), std::string::npos);  // older files read the same
+  EXPECT_EQ(c.min_parameters(), without.min_parameters() + c.input_planes() * c.channels);
+  ModelConfig conv = test::config("conv", 16, 1, 8);
+  conv.input_skip = true;
+  EXPECT_THROW(conv.resolved(), Error);
+  torch::manual_seed(5);
+  auto net = std::dynamic_pointer_cast<ResNetImpl>(make_model(c));
+  torch::manual_seed(5);
+  auto plain = make_model(without);
+  ASSERT_TRUE(net && net->input_skip);
+  net->eval();
+  plain->eval();
+  torch::NoGradGuard no_grad;
+  const auto planes = torch::randn({3, c.input_planes(), 8, 8});
+  EXPECT_TRUE(torch::equal(net->forward(planes), plain->forward(planes)));
+  net->input_skip->weight.uniform_(-0.5, 0.5);
+  const auto tower = net->tower_forward(planes);
+  EXPECT_TRUE(torch::allclose(tower - net->input_skip(planes), net->tower->forward(net->stem_forward(planes)), 1e-5,
+                              1e-5));
+  EXPECT_FALSE(torch::allclose(net->forward(planes), plain->forward(planes), 1e-3, 1e-3));
 }
 
 }  // namespace

@@ -322,6 +322,8 @@ std::vector<PythonCase> python_cases() {
   paths.vetoes = true;
   paths.rules_head = true;
   paths.rule_lines = true;
+  ModelConfig skip = paths;
+  skip.input_skip = true;
   return {{"mlp", config("mlp", 16, 0, 0)},
           {"mlp_full_head", full_head},
           {"conv", config("conv", 16, 2, 4)},
@@ -335,7 +337,8 @@ std::vector<PythonCase> python_cases() {
           {"resnet_rays_state", with(rays(config("resnet", 0, 2, 8)), encode::InputKind::STATE)},
           {"resnet_pairs_state", with(pairs(config("resnet", 0, 2, 8)), encode::InputKind::STATE)},
           {"resnet_pairs_rules_state", with(rules, encode::InputKind::STATE)},
-          {"resnet_rays_pairs_paths_vetoes_rule_lines_state", with(paths, encode::InputKind::STATE)}};
+          {"resnet_rays_pairs_paths_vetoes_rule_lines_state", with(paths, encode::InputKind::STATE)},
+          {"resnet_rays_pairs_paths_vetoes_skip_rule_lines_state", with(skip, encode::InputKind::STATE)}};
 }
 
 class PythonPackage : public testing::TestWithParam<PythonCase> {};
@@ -348,9 +351,15 @@ TEST_P(PythonPackage, ReproducesTheCppNetworkAndInputs) {
   const std::vector<std::string> fens = test::sample_fens(/*seed=*/13, 200);
   auto net = make_model(c);
   net->eval();
-  // Non-trivial batch-norm statistics, so that loading them is checked too.
+  // Non-trivial batch-norm statistics, so that loading them is checked too; and an input skip
+  // that adds something (it starts at zero).
   for (auto& b : net->named_buffers())
     if (b.key().find("running") != std::string::npos) b.value().uniform_(0.5, 1.5);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : net->named_parameters())
+      if (p.key().find("input_skip") != std::string::npos) p.value().uniform_(-0.5, 0.5);
+  }
   const Batch batch = batch_of_all(rows, c.inputs);
   const std::string name = dir + "/" + c.kind_name() + "-" + c.inputs_name();
   save_model(name + ".safetensors", c, *net, "{}");

@@ -142,6 +142,7 @@ def describe(c):
             + ("" if c.get("policy_head", "types") == "types" else " " + c["policy_head"])
             + (" paths" if c.get("paths", False) else "")
             + (" vetoes" if c.get("vetoes", False) else "")
+            + (" skip" if c.get("input_skip", False) else "")
             + ((" rules-lines" if c.get("rule_lines", False) else " rules") if c.get("rules_head", False)
                else "")}[c["kind"]]
     kind = c.get("input_kind", c.get("inputs", "planes"))

@@ -109,6 +109,11 @@ Rows model_rows() {
               "value of its from-square plus one of its to-square (a pinned piece off its line, a pawn onto a piece)")
           .inside_fact()
           .keep_on_resume(),
+      R::flag(MODEL_FIELD(input_skip), "--input-skip", "model/input_skip",
+              "resnet: the tower's output plus a 1x1 convolution of the input planes, so that every head (the "
+              "paths, the vetoes, the pairs) reads what stands on a square directly")
+          .inside_fact()
+          .keep_on_resume(),
       R::choice(MODEL_FIELD(inputs), "--inputs", "model/input_kind", INPUT_KINDS,
                 "What the net sees: state (the position from the mover's side, nothing derived), planes (the "
                 "predecessor's 7), attacks / state+attacks (+3 planes from the move generator: engine-assisted)")
