@@ -213,8 +213,8 @@ TEST(InputSkip, StartsAsTheNetWithoutItAndReadsTheInputs) {
   EXPECT_TRUE(torch::equal(net->forward(planes), plain->forward(planes)));
   net->input_skip->weight.uniform_(-0.5, 0.5);
   const auto tower = net->tower_forward(planes);
-  EXPECT_TRUE(torch::allclose(tower - net->input_skip(planes), net->tower->forward(net->stem_forward(planes)), 1e-5,
-                              1e-5));
+  EXPECT_TRUE(
+      torch::allclose(tower - net->input_skip(planes), net->tower->forward(net->stem_forward(planes)), 1e-5, 1e-5));
   EXPECT_FALSE(torch::allclose(net->forward(planes), plain->forward(planes), 1e-3, 1e-3));
 }
 

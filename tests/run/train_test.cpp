@@ -563,6 +563,7 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/model/policy_head --policy-head",
                                              "/model/paths --paths",
                                              "/model/vetoes --vetoes",
+                                             "/model/input_skip --input-skip",
                                              "/model/input_kind --inputs",
                                              "/model/geometric_head --full-head",
                                              "/batch_size --batch-size",
