@@ -126,6 +126,8 @@ double bce_row(BoardIsa isa, const BceRow& row, float* work, float* gradient) {
     for (int64_t i = 0; i < row.k; ++i) z[i] = values[row.columns[i]];
   }
   for (int64_t i = 0; i < row.k; ++i) t[i] = row.targets[row.target_columns[i]];
+  if (row.margin != 0)
+    for (int64_t i = 0; i < row.k; ++i) z[i] -= row.margin * (2 * t[i] - 1);
   // The tail up to a whole vector: logits so negative that they add 1e-38 each, targets 0.
   for (int64_t i = row.k; i < padded; ++i) {
     z[i] = -1e30f;

@@ -19,16 +19,20 @@ struct BceRow {
   const float* targets;
   const int64_t* target_columns;
   int64_t k;  // logits in the row
+  // Each logit z is scored as z - margin (2t - 1): a legal move as if margin logits less sure,
+  // an illegal one as if margin logits less sure that it is not (train --logit-margin: nn/loss.h).
+  float margin = 0;
 };
 
 // The floats bce_row's `work` needs for k logits.
 int64_t bce_row_work(int64_t k);
 
 // sum_k softplus(z) - t z (= BCE(sigmoid(z), t)) over the row, and gradient[k] = sigmoid(z) - t
-// (when gradient is not null). softplus and sigmoid come from one exp(-|z|) (a polynomial, as
-// Cephes' expf) and log1p from its series, within a few float roundings of std::log1p and
-// std::exp; the sum is kept in double every 16 vectors. A logit that is not finite makes the
-// row's loss NaN (train stops on it). The same result for every `isa` up to float rounding.
+// (when gradient is not null), z the logit less its margin. softplus and sigmoid come from one
+// exp(-|z|) (a polynomial, as Cephes' expf) and log1p from its series, within a few float
+// roundings of std::log1p and std::exp; the sum is kept in double every 16 vectors. A logit that
+// is not finite makes the row's loss NaN (train stops on it). The same result for every `isa` up
+// to float rounding.
 double bce_row(BoardIsa isa, const BceRow& row, float* work, float* gradient);
 
 }  // namespace legalnet::nn

@@ -50,8 +50,9 @@ torch::Tensor over_all_indices(const torch::Tensor& trained_sum, int64_t rows, i
 
 }  // namespace
 
-torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduction) {
-  return over_all_indices(torch::binary_cross_entropy_with_logits(t.logits, t.targets, {}, {}, at::Reduction::Sum),
+torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduction, double margin) {
+  const auto scored = margin == 0 ? t.logits : t.logits - margin * (2 * t.targets - 1);
+  return over_all_indices(torch::binary_cross_entropy_with_logits(scored, t.targets, {}, {}, at::Reduction::Sum),
                           t.logits.size(0), t.fixed_off, reduction);
 }
 
@@ -99,7 +100,7 @@ torch::Tensor scattered(const torch::Tensor& gradient, const int64_t* columns, i
 }
 
 // Sum over a batch of BCE(sigmoid(z), targets[:, target_columns]) with z = scores[:, columns]
-// (+ extra[:, extra_columns] when extra is defined), as one autograd node: forward keeps each
+// (+ extra[:, extra_columns] when extra is defined), less the margin, as one autograd node: forward keeps each
 // logit's sigmoid(z) - t (fp32 [B,K]), backward writes it, times the incoming gradient, into a
 // zero gradient of each source in its dtype.
 class GatheredBce : public torch::autograd::Function<GatheredBce> {
@@ -107,7 +108,7 @@ class GatheredBce : public torch::autograd::Function<GatheredBce> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& scores,
                                const torch::Tensor& columns, const torch::Tensor& extra,
                                const torch::Tensor& extra_columns, const torch::Tensor& targets,
-                               const torch::Tensor& target_columns) {
+                               const torch::Tensor& target_columns, double margin) {
     const int64_t rows = scores.size(0), k = columns.numel();
     const bool two = extra.dim() == 2;  // one source: an empty placeholder (autograd wants defined inputs)
     auto gradient = torch::empty({rows, k}, torch::kFloat32);
@@ -128,7 +129,8 @@ class GatheredBce : public torch::autograd::Function<GatheredBce> {
                    .columns = first.columns,
                    .targets = targets_at + r * targets.size(1),
                    .target_columns = target_cols,
-                   .k = k};
+                   .k = k,
+                   .margin = float(margin)};
         if (two) {  // the two sources' logits summed in fp32, then read in order
           for (int64_t j = 0; j < k; ++j) sum[size_t(j)] = first.at_column(r, j) + second.at_column(r, j);
           row.scores = sum.data();
@@ -158,7 +160,7 @@ class GatheredBce : public torch::autograd::Function<GatheredBce> {
     const auto second = extra_width ? scattered(saved[0], saved[2].data_ptr<int64_t>(), extra_width,
                                                 ctx->saved_data["extra_dtype"].toScalarType(), scale)
                                     : torch::Tensor();
-    return {first, torch::Tensor(), second, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    return {first, torch::Tensor(), second, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -175,23 +177,25 @@ torch::Tensor rules_loss(const PolicyNet::Gathered& g, const RulesTerm& rules) {
 }  // namespace
 
 torch::Tensor training_loss(PolicyNet& net, const torch::Tensor& planes, const torch::Tensor& targets,
-                            Precision precision, const RulesTerm& rules) {
+                            Precision precision, const RulesTerm& rules, double margin) {
   const bool with_rules = rules.weight > 0;
   if (!planes.device().is_cpu() && !with_rules)
-    return policy_loss(forward_trained_logits(net, planes, targets, precision));
+    return policy_loss(forward_trained_logits(net, planes, targets, precision), at::Reduction::Mean, margin);
   PolicyNet::Gathered g;
   {
     AutocastScope autocast(precision, planes.device());
     g = net.forward_gathered(in_net_layout(net, planes));
   }
   const auto& moves = net.trained_moves(planes.device());
-  const torch::Tensor loss = planes.device().is_cpu()
-                                 ? gathered_loss(g, targets, moves)
-                                 : policy_loss(with_targets(g.trained().to(torch::kFloat32), targets, moves));
+  const torch::Tensor loss =
+      planes.device().is_cpu()
+          ? gathered_loss(g, targets, moves, margin)
+          : policy_loss(with_targets(g.trained().to(torch::kFloat32), targets, moves), at::Reduction::Mean, margin);
   return with_rules ? loss + rules_loss(g, rules) : loss;
 }
 
-torch::Tensor gathered_loss(const PolicyNet::Gathered& g, const torch::Tensor& targets, const torch::Tensor& moves) {
+torch::Tensor gathered_loss(const PolicyNet::Gathered& g, const torch::Tensor& targets, const torch::Tensor& moves,
+                            double margin) {
   if (g.scores.dim() != 2 || g.columns.dim() != 1 || moves.dim() != 1)
     throw Error("gathered_loss: expected logits [B,N] and column lists [K]");
   const int64_t rows = g.scores.size(0), fixed_off = encode::MOVE_INDICES - moves.numel();
@@ -218,7 +222,7 @@ torch::Tensor gathered_loss(const PolicyNet::Gathered& g, const torch::Tensor& t
   const auto none = torch::empty({0}, torch::kLong);
   const auto sum = GatheredBce::apply(g.scores, g.columns.contiguous(), g.extra.defined() ? g.extra : none,
                                       g.extra.defined() ? g.extra_columns.contiguous() : none,
-                                      targets.to(torch::kFloat32).contiguous(), moves.contiguous());
+                                      targets.to(torch::kFloat32).contiguous(), moves.contiguous(), margin);
   return over_all_indices(sum, rows, fixed_off, at::Reduction::Mean);
 }
 

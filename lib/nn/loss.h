@@ -26,8 +26,14 @@ struct TrainedLogits {
 TrainedLogits forward_trained_logits(PolicyNet& net, const torch::Tensor& planes, const torch::Tensor& targets,
                                      Precision precision);
 
-// The BCE over all B x 4096 indices: summed (Reduction::Sum) or averaged (Reduction::Mean).
-torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduction = at::Reduction::Mean);
+// The BCE over all B x 4096 indices: summed (Reduction::Sum) or averaged (Reduction::Mean). With
+// a margin m (train --logit-margin) each trained logit z is scored as z - m (2t - 1): a legal
+// move's as if m logits lower, an illegal one's as if m higher, so that the loss goes on asking
+// for confidence where plain BCE's gradient, sigmoid(z) - t, has all but stopped (a logistic
+// loss on data it separates grows the logits' scale only as the log of the steps:
+// docs/benchmarks.md#log-2026-12-08-confidence). The indices the model fixes off count as plain BCE.
+torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduction = at::Reduction::Mean,
+                          double margin = 0);
 
 // A training step's loss, ready for backward: policy_loss(forward_trained_logits(...)) to float
 // rounding. On a CPU the trained logits are read where the forward pass wrote them
@@ -44,13 +50,15 @@ struct RulesTerm {
   torch::Tensor targets;
   double weight = 0;
 };
+// `margin`: policy_loss's, on the move logits only.
 torch::Tensor training_loss(PolicyNet& net, const torch::Tensor& planes, const torch::Tensor& targets,
-                            Precision precision, const RulesTerm& rules = {});
+                            Precision precision, const RulesTerm& rules = {}, double margin = 0);
 
 // Its CPU half, after the forward pass: the mean BCE of the gathered logits (fp32 or bf16, on
 // the CPU) against the targets (float [B,4096]) at the trained move indices `moves`
-// (PolicyNet::trained_moves). Throws legalnet::Error for logits it cannot read.
+// (PolicyNet::trained_moves), with policy_loss's margin. Throws legalnet::Error for logits it
+// cannot read.
 torch::Tensor gathered_loss(const PolicyNet::Gathered& gathered, const torch::Tensor& targets,
-                            const torch::Tensor& moves);
+                            const torch::Tensor& moves, double margin = 0);
 
 }  // namespace legalnet::nn

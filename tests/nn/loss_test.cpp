@@ -203,6 +203,45 @@ TEST(TrainingLoss, TheSameValueForAnyThreadCount) {
   }
 }
 
+// train --logit-margin m: each logit scored as z - m (2t - 1), by the node and by torch's path, is
+// plain BCE of the shifted logits (a double-precision reference, its own arithmetic); legal moves
+// of logit m sit where plain BCE has them at 0, and the margin makes the loss of every logit larger.
+TEST(TrainingLoss, TheMarginScoresEachLogitAsIfLessSure) {
+  torch::manual_seed(8);
+  const double m = 3;
+  const auto moves = torch::randperm(4096, torch::kLong).slice(0, 0, 1792);
+  const auto targets = (torch::rand({16, 4096}) < 0.03).to(torch::kFloat32);
+  const auto scores = (torch::randn({16, 4096}) * 8).requires_grad_(true);
+  const auto columns = torch::randperm(4096, torch::kLong).slice(0, 0, 1792);
+  const auto loss = gathered_loss({scores, columns}, targets, moves, m);
+  loss.backward();
+  // The reference: softplus(z') - t z' over the trained logits, log(1 + e^-20) a fixed-off index.
+  const auto t = targets.to(torch::kFloat64).index_select(1, moves);
+  const auto z = scores.detach().to(torch::kFloat64).index_select(1, columns).requires_grad_(true);
+  const auto shifted = z - m * (2 * t - 1);
+  const auto sum = (torch::nn::functional::softplus(shifted) - t * shifted).sum() +
+                   16.0 * (4096 - 1792) * std::log1p(std::exp(double(FIXED_OFF_LOGIT)));
+  const auto expected = sum / (16.0 * 4096);
+  expected.backward();
+  EXPECT_NEAR(loss.item<double>(), expected.item<double>(), 1e-5 * expected.item<double>());
+  const auto gradient = scores.grad().to(torch::kFloat64).index_select(1, columns);
+  EXPECT_LT(relative_error(gradient, z.grad()), 1e-5);
+  // torch's path (CUDA's) agrees with the node.
+  const auto torch_path = policy_loss({scores.detach().index_select(1, columns), t.to(torch::kFloat32), 4096 - 1792},
+                                      at::Reduction::Mean, m);
+  EXPECT_NEAR(torch_path.item<double>(), expected.item<double>(), 1e-5 * expected.item<double>());
+  // Larger than plain BCE of the same logits: the margin asks more of every one of them.
+  EXPECT_GT(loss.item<double>(), gathered_loss({scores.detach(), columns}, targets, moves).item<double>());
+  // A legal move at logit m and an illegal one at -m cost what plain BCE charges at 0.
+  const auto edge = torch::tensor({{float(m), float(-m)}});
+  const auto two = torch::tensor({0L, 1L});
+  auto edge_targets = torch::zeros({1, 4096});
+  edge_targets[0][0] = 1;
+  const auto at_edge = gathered_loss({edge, two}, edge_targets, two, m).item<double>() * 4096;
+  const double fixed = 4094 * std::log1p(std::exp(double(FIXED_OFF_LOGIT)));
+  EXPECT_NEAR(at_edge - fixed, 2 * std::log(2.0), 1e-6);
+}
+
 // Two sources (the resnet's pairs head): the loss of their sum at the columns, and each source's
 // gradient is the sum's, scattered to its own columns, whatever their dtypes.
 TEST(TrainingLoss, TwoSourcesAreTheLossOfTheirSum) {

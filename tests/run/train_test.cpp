@@ -582,6 +582,7 @@ TEST(TrainTable, ResumeKeepsTheOptionsThatDecideWhatTheRunLearns) {
                                              "/situation_weight --situation-weight",
                                              "/rules_weight --rules-weight",
                                              "/model/rule_lines --rule-lines",
+                                             "/logit_margin --logit-margin",
                                              "/mine_share --mine-share",
                                              "/mine_every --mine-every",
                                              "/mine_pool --mine-pool",

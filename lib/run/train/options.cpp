@@ -220,6 +220,12 @@ Rows sample_rows() {
       R::value(&TrainOptions::situation_weight, "--situation-weight", "situation_weight", situation_weight_help())
           .validator(situation_weights())
           .keep_on_resume(),
+  };
+}
+
+// What the loss asks of the net beside the legal moves, and how.
+Rows loss_rows() {
+  return {
       R::value(&TrainOptions::rules_weight, "--rules-weight", "rules_weight",
                "resnet: weight of a second loss on a head guessing from the tower the squares the opponent attacks, "
                "the pinned pieces and the lines answering a check (--inputs attacks' planes; at 1 each of their "
@@ -232,6 +238,20 @@ Rows sample_rows() {
               "piece other than the king may end there by the check rule (what the vetoes need) instead")
           .inside_fact()
           .keep_on_resume(),
+      R::value(&TrainOptions::logit_margin, "--logit-margin", "logit_margin",
+               "The loss scores each move's logit as if this many logits less sure (a legal move's lower, an "
+               "illegal one's higher), so that it goes on sharpening the outputs where plain BCE has all but "
+               "stopped: fewer small probabilities on illegal moves for a sampled pick to meet (docs/train.md); "
+               "0: plain BCE")
+          .range(0, 20)
+          .show_default()
+          .keep_on_resume(),
+  };
+}
+
+// Where the rows come from: mined by the net, held in memory or streamed, and the seed.
+Rows source_rows() {
+  return {
       R::value(&TrainOptions::mine_share, "--mine-share", "mine_share",
                "Share of each step's positions mined by the net itself: a pool of the positions it gets most "
                "wrong, found as evaluate's adversary and position search find them (positions after a legal move "
@@ -295,8 +315,8 @@ Rows run_rows() {
 // The groups in --help's order.
 Rows all_rows() {
   Rows rows;
-  for (Rows group :
-       {data_rows(), model_rows(), schedule_rows(), sample_rows(), device_rows<TrainOptions>(), run_rows()})
+  for (Rows group : {data_rows(), model_rows(), schedule_rows(), sample_rows(), loss_rows(), source_rows(),
+                     device_rows<TrainOptions>(), run_rows()})
     for (auto& row : group) rows.push_back(std::move(row));
   return rows;
 }

@@ -69,6 +69,8 @@ struct TrainOptions {
   std::string situation_weight;
   // The rules head (nn::ModelConfig::rules_head): its loss's weight (nn/loss.h, RulesTerm); 0: no head.
   double rules_weight = 0;
+  // The move logits' margin in the loss (nn/loss.h, policy_loss); 0: plain BCE.
+  double logit_margin = 0;
   // Hard-example mining (run/train/hard_positions.h): this share of each step's rows from a pool
   // of --mine-pool positions the net gets most wrong, refreshed every --mine-every steps (0: none).
   double mine_share = 0;

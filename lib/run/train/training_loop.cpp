@@ -148,8 +148,8 @@ TrainingLoop::Next TrainingLoop::next() {
 // The batch's loss, its gradients computed; torch's errors as one line (out of memory: what to try).
 torch::Tensor TrainingLoop::step_loss(const train::Batch& batch) {
   try {
-    torch::Tensor loss =
-        nn::training_loss(run_.net, batch.planes, batch.targets, run_.precision, {batch.rules, o_.rules_weight});
+    torch::Tensor loss = nn::training_loss(run_.net, batch.planes, batch.targets, run_.precision,
+                                           {batch.rules, o_.rules_weight}, o_.logit_margin);
     run_.optimizer.zero_grad();
     loss.backward();
     return loss;
