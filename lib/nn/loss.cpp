@@ -100,9 +100,9 @@ torch::Tensor scattered(const torch::Tensor& gradient, const int64_t* columns, i
 }
 
 // Sum over a batch of BCE(sigmoid(z), targets[:, target_columns]) with z = scores[:, columns]
-// (+ extra[:, extra_columns] when extra is defined), less the margin, as one autograd node: forward keeps each
-// logit's sigmoid(z) - t (fp32 [B,K]), backward writes it, times the incoming gradient, into a
-// zero gradient of each source in its dtype.
+// (+ extra[:, extra_columns] when extra is defined), less the margin, as one autograd node:
+// forward keeps each logit's sigmoid(z) - t (fp32 [B,K]), backward writes it, times the incoming
+// gradient, into a zero gradient of each source in its dtype.
 class GatheredBce : public torch::autograd::Function<GatheredBce> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& scores,

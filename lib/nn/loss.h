@@ -31,7 +31,8 @@ TrainedLogits forward_trained_logits(PolicyNet& net, const torch::Tensor& planes
 // move's as if m logits lower, an illegal one's as if m higher, so that the loss goes on asking
 // for confidence where plain BCE's gradient, sigmoid(z) - t, has all but stopped (a logistic
 // loss on data it separates grows the logits' scale only as the log of the steps:
-// docs/benchmarks.md#log-2026-12-08-confidence). The indices the model fixes off count as plain BCE.
+// docs/benchmarks.md#log-2026-12-08-confidence). The indices the model fixes off count as plain
+// BCE.
 torch::Tensor policy_loss(const TrainedLogits& t, at::Reduction::Reduction reduction = at::Reduction::Mean,
                           double margin = 0);
 

@@ -215,12 +215,12 @@ TEST(TrainingLoss, TheMarginScoresEachLogitAsIfLessSure) {
   const auto columns = torch::randperm(4096, torch::kLong).slice(0, 0, 1792);
   const auto loss = gathered_loss({scores, columns}, targets, moves, m);
   loss.backward();
+  const double fixed_off = std::log1p(std::exp(double(FIXED_OFF_LOGIT)));  // an index the model fixes off
   // The reference: softplus(z') - t z' over the trained logits, log(1 + e^-20) a fixed-off index.
   const auto t = targets.to(torch::kFloat64).index_select(1, moves);
   const auto z = scores.detach().to(torch::kFloat64).index_select(1, columns).requires_grad_(true);
   const auto shifted = z - m * (2 * t - 1);
-  const auto sum = (torch::nn::functional::softplus(shifted) - t * shifted).sum() +
-                   16.0 * (4096 - 1792) * std::log1p(std::exp(double(FIXED_OFF_LOGIT)));
+  const auto sum = (torch::nn::functional::softplus(shifted) - t * shifted).sum() + 16.0 * (4096 - 1792) * fixed_off;
   const auto expected = sum / (16.0 * 4096);
   expected.backward();
   EXPECT_NEAR(loss.item<double>(), expected.item<double>(), 1e-5 * expected.item<double>());
@@ -238,8 +238,7 @@ TEST(TrainingLoss, TheMarginScoresEachLogitAsIfLessSure) {
   auto edge_targets = torch::zeros({1, 4096});
   edge_targets[0][0] = 1;
   const auto at_edge = gathered_loss({edge, two}, edge_targets, two, m).item<double>() * 4096;
-  const double fixed = 4094 * std::log1p(std::exp(double(FIXED_OFF_LOGIT)));
-  EXPECT_NEAR(at_edge - fixed, 2 * std::log(2.0), 1e-6);
+  EXPECT_NEAR(at_edge - 4094 * fixed_off, 2 * std::log(2.0), 1e-6);
 }
 
 // Two sources (the resnet's pairs head): the loss of their sum at the columns, and each source's

@@ -153,8 +153,9 @@ fi
 # with 1, trains the rules head, and trains a resnet of 5 x 32 with ray scans, the paths and the vetoes where
 # train's 0 (the architecture's) stands for 6 x 32 without (the layer's cost within the same time; the paths and
 # the vetoes are new), at a peak rate of 0.0113 where the rule's falls below it past about 20,000 steps of 128,
-# with a margin of 3 logits in the loss (a bare run's loss stays plain BCE, as PyTorch's); evaluate plays games and measures every held-out row. Any other difference is drift: fix the
-# recipe or the default, or add it here with its reason.
+# with a margin of 3 logits in the loss (a bare run's loss stays plain BCE, as PyTorch's); evaluate plays
+# games and measures every held-out row. Any other difference is drift: fix the recipe or the default, or
+# add it here with its reason.
 declare -A deliberate=(
   [train]="blocks channels check-weight epochs logit-margin lr max-steps mixing paths pin-weight rare-weight rules-weight seed time-budget vetoes"
   [evaluate]="adversary-games games max-positions seed"
